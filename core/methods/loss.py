@@ -1,0 +1,18 @@
+"""Loss (mean negative log-likelihood): models assign seen text lower loss."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.methods.base import AuxiliaryRecords, Method
+from core.scoring import TokenRecords
+
+
+@dataclass(frozen=True)
+class Loss(Method):
+    family = "loss"
+    title = "Log-likelihood (−loss)"
+    description = "Average log-probability per token (the negated loss): text the model has seen surprises it less."
+
+    def score(self, records: TokenRecords, aux: AuxiliaryRecords | None = None) -> float:
+        return float(records.logprobs.mean())

