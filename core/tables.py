@@ -1,0 +1,230 @@
+"""Read rows from wherever a user keeps them: a local CSV / JSONL / JSON / Parquet file, an uploaded
+file's bytes, or a Hugging Face dataset id (through ``datasets``).
+
+Malformed JSONL lines are skipped and reported with their line numbers instead of failing the whole
+load, so one bad line in a million never loses the rest. Higher-level loaders (labelled membership
+data, MCQ benchmarks, training sets) build on ``load_rows``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.errors import DataError
+
+LOCAL_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
+
+
+@dataclass(frozen=True)
+class SkippedRow:
+    """A row or line that could not be used, and why (``line`` is 1-based for files, 0-based for rows)."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows as dicts, the columns they have, and what was skipped while reading."""
+
+    rows: list[dict[str, Any]]
+    columns: list[str]
+    source: str
+    """Human-readable description of where the rows came from."""
+    skipped: list[SkippedRow] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def require_columns(self, *names: str) -> None:
+        """Raise a ``DataError`` naming the missing columns and listing the ones that exist."""
+        missing = [n for n in names if n not in self.columns]
+        if missing:
+            raise DataError(
+                f"{self.source} has no column(s) {', '.join(repr(m) for m in missing)}. "
+                f"Columns found: {', '.join(repr(c) for c in self.columns) or 'none'}."
+            )
+
+    def skipped_summary(self, limit: int = 10) -> str:
+        """e.g. '3 rows skipped (lines 4, 9, 12: not valid JSON)'."""
+        if not self.skipped:
+            return ""
+        shown = ", ".join(f"{s.line}" for s in self.skipped[:limit])
+        more = f" and {len(self.skipped) - limit} more" if len(self.skipped) > limit else ""
+        reasons = sorted({s.reason for s in self.skipped})
+        return f"{len(self.skipped)} rows skipped (lines {shown}{more}: {'; '.join(reasons[:3])})"
+
+
+def is_local_source(source: str) -> bool:
+    return Path(source).expanduser().exists() or source.lower().endswith(LOCAL_SUFFIXES)
+
+
+def load_rows(
+    source: str,
+    *,
+    split: str | None = None,
+    config: str | None = None,
+    limit: int | None = None,
+) -> Table:
+    """Load rows from a local file path or a hub dataset id (``split`` / ``config`` for the hub)."""
+    source = (source or "").strip()
+    if not source:
+        raise DataError("No dataset given: pass a file path (CSV, JSONL, Parquet) or a hub dataset id.")
+    if is_local_source(source):
+        path = Path(source).expanduser()
+        if not path.exists():
+            raise DataError(f"File not found: {source}.")
+        if path.is_dir():
+            raise DataError(f"{source} is a directory; pass a CSV, JSONL, JSON or Parquet file.")
+        with path.open("rb") as handle:
+            return _read_bytes(handle.read(), path.name, str(path), limit)
+    return _load_hub(source, split=split, config=config, limit=limit)
+
+
+def load_uploaded(data: bytes, filename: str, *, limit: int | None = None) -> Table:
+    """Rows from an uploaded file's bytes; the format comes from its extension."""
+    return _read_bytes(data, filename, f"uploaded file {filename}", limit)
+
+
+def _read_bytes(data: bytes, filename: str, source: str, limit: int | None) -> Table:
+    suffix = os.path.splitext(filename.lower())[1]
+    if suffix in (".jsonl", ".ndjson"):
+        return _read_jsonl(data, source, limit)
+    if suffix == ".json":
+        return _read_json(data, source, limit)
+    if suffix in (".csv", ".tsv"):
+        return _read_csv(data, source, limit, sep="\t" if suffix == ".tsv" else ",")
+    if suffix == ".parquet":
+        return _read_parquet(data, source, limit)
+    raise DataError(f"{source}: unsupported file type '{suffix or filename}'. Use CSV, TSV, JSONL, JSON or Parquet.")
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{source} is not UTF-8 text (byte {exc.start} cannot be decoded).") from exc
+
+
+def _read_jsonl(data: bytes, source: str, limit: int | None) -> Table:
+    rows: list[dict[str, Any]] = []
+    skipped: list[SkippedRow] = []
+    for number, line in _numbered_lines(_decode(data, source)):
+        if limit is not None and len(rows) >= limit:
+            break
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            skipped.append(SkippedRow(number, f"not valid JSON ({exc.msg})"))
+            continue
+        if not isinstance(value, dict):
+            skipped.append(SkippedRow(number, "not a JSON object"))
+            continue
+        rows.append(value)
+    if not rows and skipped:
+        raise DataError(f"{source}: no readable line; {len(skipped)} malformed (first at line {skipped[0].line}).")
+    return Table(rows=rows, columns=_columns(rows), source=source, skipped=skipped)
+
+
+def _numbered_lines(text: str) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        yield number, line
+
+
+def _read_json(data: bytes, source: str, limit: int | None) -> Table:
+    try:
+        value = json.loads(_decode(data, source))
+    except json.JSONDecodeError as exc:
+        # A .json file holding JSON lines is common; fall back to line-by-line reading.
+        if "Extra data" in exc.msg:
+            return _read_jsonl(data, source, limit)
+        raise DataError(f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}.") from exc
+    if isinstance(value, dict):
+        # {"col": [..], ...} column layout, or a single record.
+        if value and all(isinstance(v, list) for v in value.values()):
+            lengths = {len(v) for v in value.values()}
+            if len(lengths) != 1:
+                raise DataError(f"{source}: columns have different lengths {sorted(lengths)}.")
+            n = lengths.pop()
+            value = [{k: v[i] for k, v in value.items()} for i in range(n)]
+        else:
+            value = [value]
+    if not isinstance(value, list):
+        raise DataError(f"{source}: expected a list of objects.")
+    rows, skipped = [], []
+    for index, item in enumerate(value):
+        if isinstance(item, dict):
+            rows.append(item)
+        else:
+            skipped.append(SkippedRow(index, "not a JSON object"))
+    rows = rows[:limit] if limit is not None else rows
+    return Table(rows=rows, columns=_columns(rows), source=source, skipped=skipped)
+
+
+def _read_csv(data: bytes, source: str, limit: int | None, sep: str) -> Table:
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(io.StringIO(_decode(data, source)), sep=sep, nrows=limit, dtype=object)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"{source} could not be read as {'TSV' if sep == chr(9) else 'CSV'}: {exc}") from exc
+    return _from_frame(frame, source)
+
+
+def _read_parquet(data: bytes, source: str, limit: int | None) -> Table:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(io.BytesIO(data))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise DataError(f"{source} is not a readable Parquet file: {exc}") from exc
+    if limit is not None:
+        table = table.slice(0, limit)
+    rows = table.to_pylist()
+    return Table(rows=rows, columns=list(table.column_names), source=source)
+
+
+def _from_frame(frame, source: str) -> Table:
+    frame = frame.astype(object).where(frame.notna(), None)
+    return Table(rows=frame.to_dict(orient="records"), columns=[str(c) for c in frame.columns], source=source)
+
+
+def _load_hub(source: str, *, split: str | None, config: str | None, limit: int | None) -> Table:
+    if source.count("/") > 1 or " " in source:
+        raise DataError(f"'{source}' is neither an existing file nor a hub dataset id (owner/name).")
+    try:
+        import datasets
+
+        dataset = datasets.load_dataset(source, config, split=split or None)
+    except Exception as exc:  # datasets raises many unrelated types for "not reachable / not found"
+        raise DataError(
+            f"Could not load hub dataset '{source}'"
+            + (f" (config {config})" if config else "")
+            + (f" (split {split})" if split else "")
+            + f": {type(exc).__name__}: {str(exc)[:300]}. If you are offline or the id is private, download "
+            "the data and pass a local CSV / JSONL / Parquet file instead."
+        ) from exc
+    if isinstance(dataset, datasets.DatasetDict):
+        splits = list(dataset.keys())
+        raise DataError(f"Hub dataset '{source}' has several splits ({', '.join(splits)}); choose one with a split.")
+    if limit is not None:
+        dataset = dataset.select(range(min(limit, len(dataset))))
+    label = f"hub dataset {source}" + (f" [{split}]" if split else "")
+    return Table(rows=[dict(r) for r in dataset], columns=list(dataset.column_names), source=label)
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for row in rows[:1000]:
+        for key in row:
+            seen.setdefault(str(key), None)
+    return list(seen)
