@@ -12,6 +12,9 @@ from core.methods.base import Method, MethodConfigError
 from core.methods.loss import Loss
 from core.methods.min_k import MinK
 from core.methods.min_k_plus_plus import MinKPlusPlus
+from core.methods.neighbourhood import Neighbourhood
+from core.methods.recall import Recall
+from core.methods.reference import ReferenceModel
 from core.methods.slope import ProbabilitySlope
 from core.methods.zlib_ratio import ZlibRatio
 
@@ -23,6 +26,9 @@ FAMILIES: dict[str, type[Method]] = {
         MinK,
         MinKPlusPlus,
         ProbabilitySlope,
+        ReferenceModel,
+        Neighbourhood,
+        Recall,
     )
 }
 

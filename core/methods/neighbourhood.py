@@ -1,0 +1,58 @@
+"""Neighbourhood comparison (Mattern et al. 2023): the passage against slightly reworded copies of itself.
+
+A model that memorised a passage gives it clearly lower loss than near-identical rewordings; for unseen
+text the rewordings are about as likely as the original. Score = mean neighbour loss − passage loss
+(higher = more likely a member). Neighbours come from ``core.neighbours`` (the target model's own top
+alternatives for a seeded random fraction of the words), computed once by ``core.auxiliary``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
+from core.scoring import TokenRecords
+
+
+@dataclass(frozen=True)
+class Neighbourhood(Method):
+    n_neighbours: int = 5
+    """Reworded copies per passage (each costs one more forward pass)."""
+    fraction: float = 0.15
+    """Share of the eligible words replaced in each neighbour (at least one word)."""
+    seed: int = 0
+    """Seeds which words are replaced; the same seed always gives the same neighbours."""
+
+    family = "neighbourhood"
+    title = "Neighbourhood"
+    description = (
+        "Mean loss of reworded copies minus the passage's loss: a memorised passage is much more likely "
+        "than its near neighbours."
+    )
+    needs = frozenset({"neighbours"})
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.n_neighbours, int) or self.n_neighbours < 1:
+            raise MethodConfigError(f"n_neighbours must be a positive integer, got {self.n_neighbours!r}.")
+        if not 0 < self.fraction <= 1:
+            raise MethodConfigError(f"fraction must be in (0, 1], got {self.fraction!r}.")
+        if not isinstance(self.seed, int):
+            raise MethodConfigError(f"seed must be an integer, got {self.seed!r}.")
+
+    @property
+    def key(self) -> str:
+        return f"neighbourhood_n{self.n_neighbours}_f{self.fraction:g}" + (f"_s{self.seed}" if self.seed else "")
+
+    @property
+    def label(self) -> str:
+        return f"Neighbourhood ({self.n_neighbours} × {self.fraction:.0%} words)"
+
+    def score(self, records: TokenRecords, aux: AuxiliaryRecords | None = None) -> float:
+        neighbours: tuple[TokenRecords, ...] = self._require_aux(aux, "neighbours")
+        if len(neighbours) != self.n_neighbours:
+            raise MethodConfigError(
+                f"{self.label} expects {self.n_neighbours} neighbours per passage but got {len(neighbours)}."
+            )
+        return float(np.mean([n.loss for n in neighbours])) - records.loss

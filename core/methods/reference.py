@@ -1,0 +1,49 @@
+"""Reference model (Carlini et al. 2021): the target's loss compared with another model's on the same text.
+
+Text that is simply easy (common words, boilerplate) has low loss under any model; text the target saw
+in training has lower loss under the target than under a model that did not see it. So the score is
+loss_reference − loss_target (= −(loss_target − loss_reference)): high when the target finds the text
+unusually easy. Each loss is that model's own per-token mean, so different tokenizers are fine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
+from core.scoring import TokenRecords
+
+DEFAULT_REFERENCE = "smollm2-135m"
+"""A small, openly trained model that works offline: the natural reference for larger or fine-tuned
+targets. It must differ from the target, otherwise every score is 0."""
+
+
+@dataclass(frozen=True)
+class ReferenceModel(Method):
+    reference: str = DEFAULT_REFERENCE
+    """Model spec of the reference model (bundled name, local directory or hub id)."""
+
+    family = "reference"
+    title = "Reference model"
+    description = (
+        "Reference-model loss minus target-model loss: text the target finds much easier than a "
+        "comparable model does was likely in its training data."
+    )
+    needs = frozenset({"reference"})
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reference, str) or not self.reference.strip():
+            raise MethodConfigError("The reference model needs a model spec, e.g. reference:reference=smollm2-135m.")
+
+    @property
+    def key(self) -> str:
+        return "reference_" + re.sub(r"[^A-Za-z0-9.]+", "_", self.reference.strip()).strip("_")
+
+    @property
+    def label(self) -> str:
+        return f"Reference model ({self.reference})"
+
+    def score(self, records: TokenRecords, aux: AuxiliaryRecords | None = None) -> float:
+        reference: TokenRecords = self._require_aux(aux, "reference")
+        return reference.loss - records.loss
