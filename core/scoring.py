@@ -42,7 +42,7 @@ class TokenRecords:
     mean_logprob: np.ndarray
     """(n,) μ_i = Σ_z p(z) log p(z) over the full next-token distribution (Min-K%++)."""
     std_logprob: np.ndarray
-    """(n,) σ_i = sqrt(Σ_z p(z) (log p(z))² − μ_i²)."""
+    """(n,) σ_i = sqrt(Σ_z p(z) (log p(z) − μ_i)²)."""
     entropy: np.ndarray
     """(n,) entropy of the next-token distribution in nats (= −μ_i)."""
     rank: np.ndarray
@@ -262,8 +262,8 @@ def _distribution_stats(step_logits: torch.Tensor, targets: torch.Tensor) -> tup
     target_lp = log_p.gather(1, targets[:, None])[:, 0]
     p = log_p.exp()
     mu = (p * log_p).sum(-1)
-    second = (p * log_p.square()).sum(-1)
-    sigma = (second - mu.square()).clamp_min(0).sqrt()
+    # Centred form: E[log p²] − μ² cancels catastrophically in float32 for flat distributions.
+    sigma = (p * (log_p - mu[:, None]).square()).sum(-1).sqrt()
     rank = (log_p > target_lp[:, None]).sum(-1) + 1
     as_np = lambda t: t.double().cpu().numpy()  # noqa: E731
     return as_np(target_lp), as_np(mu), as_np(sigma), as_np(-mu), rank.cpu().numpy().astype(np.int64)
@@ -281,28 +281,37 @@ def _score_kgram_windows(
     Entries whose window would start before the passage are left NaN and filled by the caller.
     """
     K = kgram_max
-    start = lm.start_token_id
-    windows: list[list[int]] = []
-    owners: list[tuple[int, int]] = []  # (passage index in batch, window start j)
-    for b, enc in enumerate(batch):
-        padded = enc.ids + [lm.pad_token_id] * (K - 1)
-        for j in range(len(enc.ids)):
-            windows.append([start] + padded[j : j + K - 1])
-            owners.append((b, j))
-    results = [np.full((K, len(enc.ids)), np.nan) for enc in batch]
+    windows, targets = [], []
+    for enc in batch:
+        ids = np.asarray(enc.ids, dtype=np.int64)
+        n = len(ids)
+        # Row j holds x_j..x_{j+K-1} (−1 past the end); the window input drops its last entry.
+        follow = np.full((n, K), -1, dtype=np.int64)
+        for m in range(K):
+            follow[: max(0, n - m), m] = ids[m:]
+        inputs = np.concatenate([np.full((n, 1), lm.start_token_id), follow[:, : K - 1]], axis=1)
+        windows.append(np.where(inputs < 0, lm.pad_token_id, inputs))
+        targets.append(follow)
+    all_windows = torch.from_numpy(np.concatenate(windows))
+    all_targets = torch.from_numpy(np.concatenate(targets))
+    values = np.empty(all_targets.shape, dtype=np.float64)
     per_chunk = max(1, token_budget // K)
-    for lo in range(0, len(windows), per_chunk):
-        chunk = torch.tensor(windows[lo : lo + per_chunk], dtype=torch.long, device=lm.device)
+    for lo in range(0, all_windows.shape[0], per_chunk):
+        chunk = all_windows[lo : lo + per_chunk].to(lm.device)
         # Padding sits only at the right end of windows, so the causal mask keeps it out of the way.
-        log_p = torch.log_softmax(lm.model(input_ids=chunk, use_cache=False).logits.float(), dim=-1)
-        for row in range(chunk.shape[0]):
-            b, j = owners[lo + row]
-            n = len(batch[b].ids)
-            m_max = min(K, n - j)  # positions m whose target token x_{j+m} exists
-            targets = torch.tensor(batch[b].ids[j : j + m_max], device=log_p.device)
-            values = log_p[row, torch.arange(m_max, device=log_p.device), targets].double().cpu().numpy()
-            for m in range(m_max):
-                results[b][m, j + m] = values[m]
+        logits = lm.model(input_ids=chunk, use_cache=False).logits.float()
+        wanted = all_targets[lo : lo + per_chunk].to(lm.device)
+        picked = logits.gather(2, wanted.clamp_min(0)[:, :, None])[:, :, 0] - torch.logsumexp(logits, dim=-1)
+        values[lo : lo + chunk.shape[0]] = picked.double().cpu().numpy()
+    results, row = [], 0
+    for enc in batch:
+        n = len(enc.ids)
+        grid = np.full((K, n), np.nan)
+        j, m = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")
+        valid = j + m < n
+        grid[m[valid], (j + m)[valid]] = values[row : row + n][valid]
+        results.append(grid)
+        row += n
     return results
 
 

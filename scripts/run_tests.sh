@@ -2,6 +2,8 @@
 # Runs the whole suite. pytest exits 5 when it collected nothing: that must fail, never pass silently.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Tests never reach a model or dataset hub.
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 .venv/bin/python -m pytest "$@"
 status=$?
 if [ "$status" = 5 ]; then

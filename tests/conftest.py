@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+import os
 
-from core.models import LoadedModel, load_model
+# Tests never reach a hub: set before transformers / datasets / huggingface_hub read their settings.
+for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ[_var] = "1"
+
+import pytest  # noqa: E402
+
+from core.models import LoadedModel, load_model  # noqa: E402
 
 
 @pytest.fixture(scope="session")

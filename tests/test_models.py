@@ -1,0 +1,72 @@
+"""Model resolution: bundled names, local directories, hub ids, and the errors users see."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from core.errors import ModelLoadError
+from core.models import load_model, tiny_random_model, wrap_model
+
+
+def test_tiny_random_uses_the_smollm2_vocabulary_and_start_token(tiny_lm):
+    assert tiny_lm.tokenizer.convert_ids_to_tokens(tiny_lm.start_token_id) == "<|endoftext|>"
+    assert tiny_lm.device.type in ("cpu", "cuda")
+    assert tiny_lm.max_context > 0
+    assert "tiny-random" in tiny_lm.describe()
+
+
+def test_bundled_smollm2_starts_passages_with_endoftext_not_chat_bos(smollm2):
+    tok = smollm2.tokenizer
+    assert tok.convert_ids_to_tokens(smollm2.start_token_id) == "<|endoftext|>"
+    assert tok.bos_token == "<|im_start|>"  # the chat template's token, deliberately not used
+    assert smollm2.max_context == 8192
+    assert 130e6 < smollm2.n_parameters < 140e6
+    if smollm2.device.type == "cpu":
+        assert smollm2.dtype == torch.float32
+
+
+def test_local_directory_checkpoint_loads(tiny_lm, tmp_path):
+    tiny_lm.model.save_pretrained(tmp_path)
+    tiny_lm.tokenizer.save_pretrained(tmp_path)
+    loaded = load_model(str(tmp_path))
+    ids = torch.tensor([[tiny_lm.start_token_id, 42, 43]])
+    with torch.inference_mode():
+        a = tiny_lm.model(input_ids=ids).logits
+        b = loaded.model(input_ids=ids).logits
+    torch.testing.assert_close(a, b)
+
+
+def test_wrap_model_accepts_an_in_memory_model(tiny_lm):
+    model = tiny_random_model(tiny_lm.tokenizer, seed=3)
+    wrapped = wrap_model(model, tiny_lm.tokenizer, spec="fine-tuned", start_token_id=tiny_lm.start_token_id)
+    assert wrapped.spec == "fine-tuned" and wrapped.start_token_id == tiny_lm.start_token_id
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("", "No model given"),
+        ("./no/such/dir", "does not exist"),
+        ("a/b/c", "neither a bundled model"),
+        ("has space", "neither a bundled model"),
+    ],
+)
+def test_bad_specs_get_clear_errors(spec, message):
+    with pytest.raises(ModelLoadError, match=message):
+        load_model(spec)
+
+
+def test_directory_without_config_says_what_is_missing(tmp_path):
+    (tmp_path / "weights.bin").write_bytes(b"")
+    with pytest.raises(ModelLoadError, match="no config.json"):
+        load_model(str(tmp_path))
+
+
+def test_unknown_hub_id_offline_says_what_was_tried():
+    # conftest switches the hub off, as CI has no network.
+    with pytest.raises(ModelLoadError) as info:
+        load_model("leaklens-test/no-such-model")
+    message = str(info.value)
+    assert "Tried: bundled names" in message and "local directory" in message
+    assert "offline" in message
