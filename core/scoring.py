@@ -234,6 +234,26 @@ def _length_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]
     return batches
 
 
+STATS_CHUNK = 256
+"""Rows of vocabulary-sized temporaries processed at once: keeps them in cache instead of main memory."""
+
+
+def _logits_at(lm: LoadedModel, input_ids: torch.Tensor, attention: torch.Tensor | None, keep: torch.Tensor) -> torch.Tensor:
+    """Logits only at the positions where ``keep`` (bool, batch × length) is True, flattened row-major.
+
+    The vocabulary projection is the largest single matmul per position; skipping padding, prefixes and
+    unused window positions avoids it and the log-softmax that follows.
+    """
+    kwargs = {"input_ids": input_ids.to(lm.device), "use_cache": False}
+    if attention is not None:
+        kwargs["attention_mask"] = attention.to(lm.device)
+    keep = keep.to(lm.device)
+    try:
+        return lm.model(**kwargs, logits_to_keep=keep).logits.float()
+    except TypeError:  # architectures without ``logits_to_keep``: project everything, then select
+        return lm.model(**kwargs).logits[keep].float()
+
+
 @torch.inference_mode()
 def _score_full(lm: LoadedModel, batch: Sequence[_Encoded]) -> list[tuple[np.ndarray, ...]]:
     """One padded forward pass; per passage: log-prob, μ, σ, entropy and rank of each scored token."""
@@ -241,32 +261,45 @@ def _score_full(lm: LoadedModel, batch: Sequence[_Encoded]) -> list[tuple[np.nda
     width = max(len(s) for s in sequences)
     input_ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)
     attention = torch.zeros((len(batch), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
+    keep = torch.zeros((len(batch), width), dtype=torch.bool)
+    targets = []
+    for row, (seq, enc) in enumerate(zip(sequences, batch)):
         input_ids[row, : len(seq)] = torch.tensor(seq)
         attention[row, : len(seq)] = 1
-    logits = lm.model(
-        input_ids=input_ids.to(lm.device), attention_mask=attention.to(lm.device), use_cache=False
-    ).logits
-    out = []
-    for row, enc in enumerate(batch):
-        first = len(enc.context)  # position of the first scored token
         # Token at position p is predicted by the logits at p-1.
-        step_logits = logits[row, first - 1 : first - 1 + len(enc.ids)].float()
-        targets = torch.tensor(enc.ids, device=step_logits.device)
-        out.append(_distribution_stats(step_logits, targets))
+        first = len(enc.context)
+        keep[row, first - 1 : first - 1 + len(enc.ids)] = True
+        targets.extend(enc.ids)
+    logits = _logits_at(lm, input_ids, attention, keep)
+    target_ids = torch.tensor(targets, device=logits.device)
+    parts = [
+        _distribution_stats(logits[lo : lo + STATS_CHUNK], target_ids[lo : lo + STATS_CHUNK])
+        for lo in range(0, logits.shape[0], STATS_CHUNK)
+    ]
+    stats = [np.concatenate(column) for column in zip(*parts)]
+    out, lo = [], 0
+    for enc in batch:
+        out.append(tuple(column[lo : lo + len(enc.ids)] for column in stats))
+        lo += len(enc.ids)
     return out
 
 
 def _distribution_stats(step_logits: torch.Tensor, targets: torch.Tensor) -> tuple[np.ndarray, ...]:
-    log_p = torch.log_softmax(step_logits, dim=-1)
-    target_lp = log_p.gather(1, targets[:, None])[:, 0]
+    """Target log-prob, μ, σ, entropy and rank per row, with few passes over the vocabulary-sized rows.
+
+    The expectations are row-wise dot products (batched matmuls, no product temporaries), and the
+    centred square is formed in place; this step is memory-bound, so passes are what cost time.
+    """
+    log_p = step_logits - torch.logsumexp(step_logits, dim=-1, keepdim=True)
+    target_lp = log_p.gather(1, targets[:, None])
+    rank = (log_p > target_lp).sum(-1) + 1
     p = log_p.exp()
-    mu = (p * log_p).sum(-1)
+    mu = torch.bmm(p[:, None, :], log_p[:, :, None])[:, 0, 0]
     # Centred form: E[log p²] − μ² cancels catastrophically in float32 for flat distributions.
-    sigma = (p * (log_p - mu[:, None]).square()).sum(-1).sqrt()
-    rank = (log_p > target_lp[:, None]).sum(-1) + 1
+    centred_sq = log_p.sub_(mu[:, None]).square_()
+    sigma = torch.bmm(p[:, None, :], centred_sq[:, :, None])[:, 0, 0].clamp_min(0).sqrt()
     as_np = lambda t: t.double().cpu().numpy()  # noqa: E731
-    return as_np(target_lp), as_np(mu), as_np(sigma), as_np(-mu), rank.cpu().numpy().astype(np.int64)
+    return as_np(target_lp[:, 0]), as_np(mu), as_np(sigma), as_np(-mu), rank.cpu().numpy().astype(np.int64)
 
 
 @torch.inference_mode()
@@ -278,7 +311,9 @@ def _score_kgram_windows(
     The window starting at token j is ``[start, x_j, ..., x_{j+K-2}]``; its position m predicts x_{j+m}
     from exactly m previous tokens, i.e. the (m+1)-gram log-prob of token j+m. So n windows of length K
     yield every k ≤ K for every token: n·K tokens of compute instead of one pass per token and k.
-    Entries whose window would start before the passage are left NaN and filled by the caller.
+    Position 0 (context = the start token alone, k = 1) is the same in every window, so its
+    distribution is computed once. Entries whose window would start before the passage are left NaN
+    and filled by the caller.
     """
     K = kgram_max
     windows, targets = [], []
@@ -294,15 +329,25 @@ def _score_kgram_windows(
         targets.append(follow)
     all_windows = torch.from_numpy(np.concatenate(windows))
     all_targets = torch.from_numpy(np.concatenate(targets))
-    values = np.empty(all_targets.shape, dtype=np.float64)
-    per_chunk = max(1, token_budget // K)
-    for lo in range(0, all_windows.shape[0], per_chunk):
-        chunk = all_windows[lo : lo + per_chunk].to(lm.device)
-        # Padding sits only at the right end of windows, so the causal mask keeps it out of the way.
-        logits = lm.model(input_ids=chunk, use_cache=False).logits.float()
-        wanted = all_targets[lo : lo + per_chunk].to(lm.device)
-        picked = logits.gather(2, wanted.clamp_min(0)[:, :, None])[:, :, 0] - torch.logsumexp(logits, dim=-1)
-        values[lo : lo + chunk.shape[0]] = picked.double().cpu().numpy()
+    values = np.full(all_targets.shape, np.nan)
+    start_only = torch.tensor([[lm.start_token_id]])
+    unigram = torch.log_softmax(_logits_at(lm, start_only, None, torch.ones_like(start_only, dtype=torch.bool))[0], -1)
+    values[:, 0] = unigram.double().cpu().numpy()[all_targets[:, 0].numpy()]
+    if K > 1:
+        per_chunk = max(1, token_budget // K)
+        for lo in range(0, all_windows.shape[0], per_chunk):
+            chunk = all_windows[lo : lo + per_chunk]
+            wanted = all_targets[lo : lo + per_chunk]
+            keep = wanted >= 0
+            keep[:, 0] = False
+            if not keep.any():
+                continue
+            # Padding sits only at the right end of windows, so the causal mask keeps it out of the way.
+            logits = _logits_at(lm, chunk, None, keep)
+            picked = wanted[keep].to(logits.device)
+            lp = logits.gather(1, picked[:, None])[:, 0] - torch.logsumexp(logits, dim=-1)
+            block = values[lo : lo + chunk.shape[0]]
+            block[keep.numpy()] = lp.double().cpu().numpy()
     results, row = [], 0
     for enc in batch:
         n = len(enc.ids)
