@@ -33,6 +33,8 @@ setup-dev: $(DEV_STAMP)
 $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	$(PIP) install --quiet -r requirements-dev.txt
 	bash scripts/install_test_system_deps.sh
+	# Elasticsearch 7.9 OSS for the overlap tests (outside the checkout, readable by the nobody user).
+	bash scripts/es_install.sh
 	rm -f $(VENV)/.installed-dev-*
 	touch $@
 

@@ -7,6 +7,8 @@ import os
 # Tests never reach a hub: set before transformers / datasets / huggingface_hub read their settings.
 for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ[_var] = "1"
+# Before torch loads: passive OpenMP waits keep shared-CPU runs from slowing about tenfold.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest  # noqa: E402
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
 
@@ -11,6 +12,30 @@ from core.models import DEFAULT_MODEL, LoadedModel, available_bundled_models, lo
 
 MODEL_KEY = "leaklens_model_spec"
 DEFAULT_MODEL_ENV = "LEAKLENS_DEFAULT_MODEL"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+
+def page_setup(title: str) -> None:
+    """Wide layout, tab title, favicon and sidebar logo; call first on every page."""
+    _use_app_navigation()
+    st.set_page_config(page_title=f"{title} · LeakLens" if title != "LeakLens" else title,
+                       page_icon=str(ASSETS / "favicon.png"), layout="wide")
+    st.logo(str(ASSETS / "wordmark.svg"), icon_image=str(ASSETS / "logo.svg"), size="large")
+
+
+def _use_app_navigation() -> None:
+    """Make sure the page list comes from ``app.py``'s ``st.navigation``.
+
+    Until some session has run ``app.py``, Streamlit treats a ``pages/`` folder the legacy way: a first
+    visitor who opens a page URL directly gets that page without ``app.py`` and a sidebar listing "app"
+    and file names. Switching the process to ``st.navigation`` and rerunning shows the same page (its URL
+    path is the same) with the proper navigation.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 def default_model_spec() -> str:

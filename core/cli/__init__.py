@@ -13,6 +13,10 @@ from core.errors import LeakLensError
 # One line per command module; adding a command touches this list and a new file.
 COMMAND_MODULES = [
     "core.cli.inspect_cmd",
+    "core.cli.mia_cmd",
+    "core.cli.mcq_cmd",
+    "core.cli.delta_cmd",
+    "core.cli.overlap_cmd",
 ]
 
 

@@ -1,0 +1,160 @@
+"""Overlap search benchmark: both backends on a synthetic corpus with planted copies.
+
+100k training documents of random words; 1k test instances, of which some are copied verbatim into
+training documents and some copied with every 12th word replaced (near-copies). Measures indexing and
+search speed per backend, recall of the planted copies, and agreement of the n-gram scores with a
+brute-force computation (a sample of test instances against every document).
+
+Usage: .venv/bin/python bench/overlap.py [--docs 100000] [--tests 1000] [--es-url URL | --no-es]
+Without --es-url (or ES_URL) it starts the local server with scripts/es_start.sh and stops it after.
+Results go to bench/results/overlap-<timestamp>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from core.overlap.backends import get_backend  # noqa: E402
+from core.overlap.indexing import build_index  # noqa: E402
+from core.overlap.matching import SearchSettings, ngram_coverage, search  # noqa: E402
+from core.overlap.sources import TrainingSource, load_eval_set  # noqa: E402
+from core.overlap.tokenize import word_tokens  # noqa: E402
+
+NGRAM = 8
+
+
+def make_corpus(folder: Path, n_docs: int, n_tests: int, seed: int = 0) -> dict:
+    """Writes train.jsonl and test.jsonl; returns which test ids were planted where."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(20000)]
+    tests = [" ".join(rng.choices(vocab, k=rng.randint(12, 40))) for _ in range(n_tests)]
+    docs = [" ".join(rng.choices(vocab, k=rng.randint(30, 90))) for _ in range(n_docs)]
+    order = list(range(n_tests))
+    rng.shuffle(order)
+    exact, near = order[: n_tests * 3 // 10], order[n_tests * 3 // 10 : n_tests * 6 // 10]
+    slots = rng.sample(range(n_docs), len(exact) + len(near))
+    planted: dict[int, int] = {}
+    for t, slot in zip(exact + near, slots):
+        words = tests[t].split()
+        if t in near:
+            words = [f"x{rng.randint(0, 99999)}" if i % 12 == 11 else w for i, w in enumerate(words)]
+        head = " ".join(rng.choices(vocab, k=rng.randint(0, 20)))
+        tail = " ".join(rng.choices(vocab, k=rng.randint(0, 20)))
+        docs[slot] = f"{head} {' '.join(words)} {tail}".strip()
+        planted[t] = slot
+    with (folder / "train.jsonl").open("w") as f:
+        for i, d in enumerate(docs):
+            f.write(json.dumps({"id": i, "text": d}) + "\n")
+    with (folder / "test.jsonl").open("w") as f:
+        for i, t in enumerate(tests):
+            f.write(json.dumps({"id": str(i), "question": t}) + "\n")
+    return {"exact": exact, "near": near, "planted": planted, "docs": docs, "tests": tests}
+
+
+def brute_force(sample: list[int], corpus: dict) -> dict[str, float]:
+    """Best coverage of each sampled test instance over every document, by direct comparison."""
+    doc_tokens = [word_tokens(d) for d in corpus["docs"]]
+    doc_sets = [set(t) for t in doc_tokens]
+    out = {}
+    for t in sample:
+        test = word_tokens(corpus["tests"][t])
+        first = set(test)
+        best = 0.0
+        for tokens, words in zip(doc_tokens, doc_sets):
+            if len(first & words) < min(NGRAM, len(test)):
+                continue  # cannot share an n-gram: fewer than N distinct common words
+            best = max(best, ngram_coverage(test, tokens, NGRAM).value)
+        out[str(t)] = best
+    return out
+
+
+def run_backend(backend, folder: Path, corpus: dict, brute: dict[str, float]) -> dict:
+    source = TrainingSource(str(folder / "train.jsonl"), name="train", text_field="text")
+    start = time.perf_counter()
+    build_index(backend, "bench", [source], overwrite=True)
+    index_s = time.perf_counter() - start
+    info = backend.info("bench")
+    tests = load_eval_set(str(folder / "test.jsonl"), "question", name="test", id_field="id")
+    start = time.perf_counter()
+    matches = search(backend, ["bench"], [tests], SearchSettings(mode="ngram", ngram_size=NGRAM, search_size=100))
+    search_s = time.perf_counter() - start
+    by_id = {m.test_id: m for m in matches}
+    exact_found = sum(by_id[str(t)].value == 1.0 for t in corpus["exact"])
+    near_found = sum(by_id[str(t)].value >= 0.5 for t in corpus["near"])
+    agree = sum(abs(by_id[k].value - v) < 1e-9 for k, v in brute.items())
+    backend.delete("bench")
+    return {
+        "n_docs": info.n_docs,
+        "index_seconds": round(index_s, 2),
+        "docs_per_second": round(info.n_docs / index_s, 1),
+        "index_size_mb": round(info.size_bytes / 2**20, 1),
+        "search_seconds": round(search_s, 2),
+        "tests_per_second": round(len(tests) / search_s, 1),
+        "exact_copy_recall": exact_found / len(corpus["exact"]),
+        "near_copy_recall_at_0.5": near_found / len(corpus["near"]),
+        "brute_force_agreement": f"{agree}/{len(brute)}",
+        "values": {m.test_id: m.value for m in matches},
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--tests", type=int, default=1_000)
+    parser.add_argument("--brute-sample", type=int, default=200)
+    parser.add_argument("--es-url", default=os.environ.get("ES_URL"))
+    parser.add_argument("--no-es", action="store_true")
+    args = parser.parse_args()
+    results: dict = {"docs": args.docs, "tests": args.tests, "ngram_size": NGRAM, "machine": platform.platform(),
+                     "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        corpus = make_corpus(folder, args.docs, args.tests)
+        rng = random.Random(1)
+        sample = sorted(rng.sample(corpus["exact"], 50) + rng.sample(corpus["near"], 50)
+                        + rng.sample(range(args.tests), args.brute_sample - 100))
+        start = time.perf_counter()
+        brute = brute_force(sample, corpus)
+        results["brute_force_seconds"] = round(time.perf_counter() - start, 1)
+        print("brute force done", results["brute_force_seconds"], "s", flush=True)
+        results["embedded"] = run_backend(get_backend("embedded", root=folder / "indexes"), folder, corpus, brute)
+        print("embedded", {k: v for k, v in results["embedded"].items() if k != "values"}, flush=True)
+        if not args.no_es:
+            workdir = None
+            url = args.es_url
+            if not url:
+                started = subprocess.run(["bash", str(REPO / "scripts" / "es_start.sh")], capture_output=True,
+                                         text=True, timeout=300, check=True)
+                values = dict(line.split("=", 1) for line in started.stdout.split() if "=" in line)
+                url, workdir = values["ES_URL"], values["ES_WORKDIR"]
+            try:
+                results["elasticsearch"] = run_backend(get_backend("elasticsearch", es_url=url), folder, corpus, brute)
+            finally:
+                if workdir:
+                    subprocess.run(["bash", str(REPO / "scripts" / "es_stop.sh"), workdir], timeout=120)
+            es_vals, emb_vals = results["elasticsearch"].pop("values"), results["embedded"]["values"]
+            same = sum(abs(es_vals[k] - emb_vals[k]) < 1e-9 for k in emb_vals)
+            results["backends_identical_scores"] = f"{same}/{len(emb_vals)}"
+            print("elasticsearch", results["elasticsearch"], flush=True)
+        results["embedded"].pop("values")
+    out = REPO / "bench" / "results" / f"overlap-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

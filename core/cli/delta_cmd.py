@@ -1,0 +1,126 @@
+"""``python -m core delta``: the loss-delta leakage test (benchmark vs fresh reference), headless."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import warnings
+
+from core.errors import DataError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "delta",
+        help="loss-delta leakage test: benchmark solutions vs a fresh reference set (Δ, Δ²)",
+        description=(
+            "Compare a model's loss on a benchmark's solutions (given their prompts) with its loss on a freshly "
+            "written reference set: Δ = L_test − L_ref, with a bootstrap CI and a significance test. With "
+            "--base-model, Δ² = Δ_model − Δ_base. Losses are kept in the shared results store."
+        ),
+    )
+    parser.add_argument("--test", default="humaneval", help="humaneval (default), builtin, a file or a hub id")
+    parser.add_argument("--reference", default="builtin",
+                        help="builtin (LeakLens's own problems, default), a file, or a hub id such as "
+                        "Miaosen/openai-humaneval-sky-shadow")
+    parser.add_argument("--model", action="append", required=True,
+                        help="model to test (bundled name, directory or hub id); repeat for several")
+    parser.add_argument("--base-model", action="append",
+                        help="base model of the preceding --model, for Δ² (repeat once per --model; 'none' skips)")
+    parser.add_argument("--pairing", choices=["auto", "paired", "unpaired"], default="auto",
+                        help="pair problems by task id (auto: when both sets share ids)")
+    parser.add_argument("--limit", type=int, help="use only the first N problems of each set")
+    parser.add_argument("--id-column", help="task id column of a file / hub reference or test set")
+    parser.add_argument("--prompt-column", help="prompt column (default: auto-detected, e.g. prompt)")
+    parser.add_argument("--solution-column", help="solution column (default: auto-detected, e.g. canonical_solution)")
+    parser.add_argument("--split", help="split of a hub dataset (default: test for the shadow set)")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--store", help="results store file (default: $LEAKLENS_STORE or <cache>/results.sqlite)")
+    parser.add_argument("--no-store", action="store_true", help="neither read nor write the results store")
+    parser.add_argument("--trust-remote-code", action="store_true", help="allow custom model code from the hub")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.set_defaults(func=run)
+
+
+def requests_from_args(models: list[str], bases: list[str] | None) -> list:
+    from core.leakage import ModelRequest
+
+    if bases and len(bases) != len(models):
+        raise DataError(
+            f"Give one --base-model per --model ({len(models)} models, {len(bases)} base models); "
+            "use 'none' for a model without a base."
+        )
+    pairs = zip(models, bases or [None] * len(models))
+    return [ModelRequest(m.strip(), None if not b or b.strip().lower() == "none" else b.strip()) for m, b in pairs]
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.leakage import run_leakage_test
+    from core.leakage_data import load_problem_set
+    from core.models import load_model
+    from core.progress import tqdm_progress
+
+    if args.resamples < 1:
+        raise DataError("--resamples must be at least 1.")
+    requests = requests_from_args(args.model, args.base_model)
+    columns = {"id_column": args.id_column, "prompt_column": args.prompt_column,
+               "solution_column": args.solution_column, "split": args.split, "limit": args.limit}
+    test = load_problem_set(args.test, **columns)
+    ref = load_problem_set(args.reference, **columns)
+    store = None
+    if not args.no_store:
+        from core.store import ResultStore
+
+        store = ResultStore(args.store) if args.store else ResultStore()
+
+    started = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught, tqdm_progress("scoring solutions", unit="problem") as bar:
+        warnings.simplefilter("always")
+        report = run_leakage_test(
+            test, ref, requests,
+            load=lambda spec: load_model(spec, trust_remote_code=args.trust_remote_code),
+            pairing=args.pairing, store=store, n_resamples=args.resamples, seed=args.seed, progress=bar,
+        )
+    elapsed = time.perf_counter() - started
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    if args.json:
+        payload = report.to_dict()
+        payload["elapsed_s"] = round(elapsed, 2)
+        json.dump(payload, sys.stdout, indent=2, ensure_ascii=False)
+        print()
+        return 0
+    _print_report(report, elapsed, stored=store is not None)
+    return 0
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _print_report(report, elapsed: float, *, stored: bool) -> None:
+    print(f"test set:      {report.test_name} ({report.models[0].stats.n_test} problems)")
+    print(f"reference set: {report.ref_name} ({report.models[0].stats.n_ref} problems)")
+    print(f"{'paired by task id' if report.paired else 'unpaired'}; significance test: {report.test_used}\n")
+    print(f"{'model':<32} {'L_test':>8} {'L_ref':>8} {'Δ':>8}  {'95% CI':<19} {'p':>8}")
+    for m in report.models:
+        s = m.stats
+        ci = f"[{s.ci[0]:.4f}, {s.ci[1]:.4f}]"
+        print(f"{m.model:<32} {s.l_test:>8.4f} {s.l_ref:>8.4f} {s.delta:>8.4f}  {ci:<19} {_fmt(s.p_value, 3):>8}")
+    with_base = [m for m in report.models if m.base_stats is not None]
+    if with_base:
+        print(f"\n{'model':<32} {'base':<24} {'Δ_SFT':>8} {'Δ_base':>8} {'Δ²':>8}")
+        for m in with_base:
+            print(f"{m.model:<32} {m.base_model:<24} {m.stats.delta:>8.4f} {m.base_stats.delta:>8.4f} {m.delta2:>8.4f}")
+    if report.flagged:
+        print(f"\nflagged reference problems ({len(report.flagged)}):")
+        for f in report.flagged:
+            print(f"  {f.task_id}: {'; '.join(f.reasons)}")
+    note = " (losses already in the results store were reused)" if stored else ""
+    print(f"\n{elapsed:.1f} s{note}")

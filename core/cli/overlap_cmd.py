@@ -1,0 +1,163 @@
+"""``python -m core overlap index|search|list|delete``: train/test overlap and decontamination."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.errors import DataError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "overlap",
+        help="index training sets, search them with test sets, report contamination, decontaminate",
+        description="Train/test overlap search on an embedded index (default) or Elasticsearch.",
+    )
+    actions = parser.add_subparsers(dest="overlap_action", required=True, metavar="ACTION")
+
+    index = actions.add_parser("index", help="index training sets", description="Index training sets.")
+    _backend_args(index)
+    index.add_argument("--name", required=True, help="index name (lower-case letters, digits, '-', '_')")
+    index.add_argument("--dataset", action="append", default=[], help="training set: local file or hub id (repeatable)")
+    index.add_argument("--dataset-mixer-config", help="YAML with a 'dataset_mixer:' mapping dataset -> proportion")
+    index.add_argument("--split", help="hub split (default train)")
+    index.add_argument("--text-field", default="text", help="plain text field (default text)")
+    index.add_argument("--messages-field", help="conversation field: each kept turn is one document")
+    index.add_argument("--query-filter", help="keep turns with FIELD:VALUE, e.g. role:user")
+    index.add_argument("--query-field", default="content", help="turn field holding the text (default content)")
+    index.add_argument("--index-type", choices=["text", "vector"], default="text")
+    index.add_argument("--model", help="sentence-transformers model for vector indexes (default all-MiniLM-L6-v2)")
+    index.add_argument("--ngram-size", type=int, default=8, help="embedded text index n-gram size (default 8)")
+    index.add_argument("--overwrite", action="store_true", help="replace an existing index of that name")
+    index.set_defaults(func=run_index)
+
+    search = actions.add_parser("search", help="search indexes with a test set", description="Search indexes.")
+    _backend_args(search)
+    search.add_argument("--index", required=True, help="index name(s), comma-separated")
+    search.add_argument("--dataset", action="append", required=True, help="test set: local file or hub id (repeatable)")
+    search.add_argument("--field", required=True, help="text field of the test set")
+    search.add_argument("--id-field", help="id field of the test set (default: row number)")
+    search.add_argument("--split", help="hub split (default test)")
+    search.add_argument("--mode", choices=["ngram", "exact", "vector"], default="ngram")
+    search.add_argument("--ngram-size", type=int, default=8)
+    search.add_argument("--match-threshold", type=float, help="score 1/0 at this value; also the removal threshold")
+    search.add_argument("--search-size", type=int, default=100, help="Elasticsearch candidates per query (default 100)")
+    search.add_argument("--output-dir", required=True, help="where the per-instance JSONL and the report go")
+    search.add_argument("--decontaminate", action="store_true", help="also write cleaned training JSONL files")
+    search.set_defaults(func=run_search)
+
+    listing = actions.add_parser("list", help="list indexes", description="List indexes with their sizes.")
+    _backend_args(listing)
+    listing.set_defaults(func=run_list)
+
+    delete = actions.add_parser("delete", help="delete an index", description="Delete an index.")
+    _backend_args(delete)
+    delete.add_argument("--name", required=True)
+    delete.set_defaults(func=run_delete)
+
+
+def _backend_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=["embedded", "elasticsearch"], default="embedded")
+    parser.add_argument("--index-dir", help="embedded index directory (default <cache>/indexes)")
+    parser.add_argument("--es-url", help="Elasticsearch URL (default $ES_URL; credentials from ELASTIC_PASSWORD)")
+
+
+def _backend(args: argparse.Namespace):
+    from core.overlap.backends import get_backend
+
+    return get_backend(args.backend, root=args.index_dir, es_url=args.es_url)
+
+
+def run_index(args: argparse.Namespace) -> int:
+    from core.overlap.indexing import build_index
+    from core.overlap.sources import TrainingSource, parse_mixer, parse_query_filter
+    from core.progress import tqdm_progress
+
+    options = {
+        "text_field": args.text_field,
+        "messages_field": args.messages_field,
+        "query_filter": parse_query_filter(args.query_filter),
+        "query_field": args.query_field,
+        "split": args.split,
+    }
+    sources = [TrainingSource(d, **options) for d in args.dataset]
+    if args.dataset_mixer_config:
+        sources += parse_mixer(args.dataset_mixer_config, **options)
+    if not sources:
+        raise DataError("Give --dataset (repeatable) or --dataset-mixer-config.")
+    backend = _backend(args)
+    with tqdm_progress("indexing", unit="doc") as progress:
+        result = build_index(
+            backend,
+            args.name,
+            sources,
+            index_type=args.index_type,
+            ngram_size=args.ngram_size,
+            model=args.model,
+            overwrite=args.overwrite,
+            progress=progress,
+        )
+    info = result.info
+    print(f"index {info.name} ({info.backend}, {info.index_type}): {info.n_docs} documents, {_size(info.size_bytes)}")
+    for dataset, count in info.datasets.items():
+        print(f"  {dataset}: {count} documents from {result.n_rows.get(dataset, 0)} rows")
+    for dataset, skipped in result.skipped.items():
+        if skipped:
+            lines = ", ".join(str(s.line) for s in skipped[:20])
+            print(f"warning: {dataset}: skipped {len(skipped)} rows (lines {lines})", file=sys.stderr)
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from core.overlap.decontaminate import decontaminate
+    from core.overlap.matching import SearchSettings, search
+    from core.overlap.report import write_outputs
+    from core.overlap.sources import load_eval_set
+    from core.progress import tqdm_progress
+
+    settings = SearchSettings(
+        mode=args.mode,
+        ngram_size=args.ngram_size,
+        match_threshold=args.match_threshold,
+        search_size=args.search_size,
+    )
+    names = [n.strip() for n in args.index.split(",") if n.strip()]
+    test_sets = [load_eval_set(d, args.field, id_field=args.id_field, split=args.split) for d in args.dataset]
+    for test_set in test_sets:
+        if test_set.skipped:
+            lines = ", ".join(str(s.line) for s in test_set.skipped[:20])
+            print(f"warning: {test_set.name}: skipped {len(test_set.skipped)} rows (lines {lines})", file=sys.stderr)
+    backend = _backend(args)
+    with tqdm_progress("searching", unit="instance") as progress:
+        matches = search(backend, names, test_sets, settings, progress=progress)
+    report, paths = write_outputs(matches, args.output_dir)
+    print(report.format())
+    print(f"wrote {len(paths)} files to {args.output_dir}")
+    if args.decontaminate:
+        for cleaned in decontaminate(backend, matches, test_sets, settings, args.output_dir):
+            line = f"{cleaned.dataset}: removed {cleaned.n_removed} of {cleaned.n_rows} rows -> {cleaned.path}"
+            if cleaned.still_matching is not None:
+                line += f" (re-check: {cleaned.still_matching} test instances still match)"
+            print(line)
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    infos = _backend(args).list()
+    if not infos:
+        print("no indexes")
+    for info in infos:
+        sets = ", ".join(f"{d}={n}" for d, n in info.datasets.items())
+        print(f"{info.name}\t{info.index_type}\t{info.n_docs} docs\t{_size(info.size_bytes)}\t{sets}")
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    _backend(args).delete(args.name)
+    print(f"deleted {args.name}")
+    return 0
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 1024:.1f} KiB"

@@ -1,0 +1,108 @@
+"""Write each training set without the rows that match any test instance at or above the threshold.
+
+A row goes when any of its documents (its text, or any indexed turn of a conversation) matched. The
+embedded backend finds every match, so its output is clean by construction; a capped backend
+(Elasticsearch, ``search_size``) may miss some, so its output is indexed again and searched again, and
+whatever still matches is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from core.overlap.backends.base import OverlapBackend
+from core.overlap.indexing import build_index
+from core.overlap.matching import Match, SearchSettings, search
+from core.overlap.report import column_names, safe_name
+from core.overlap.sources import EvalSet, TrainingReader, TrainingSource
+
+
+@dataclass(frozen=True)
+class CleanedSet:
+    index: str
+    dataset: str
+    n_rows: int
+    """Rows read from the training set (the selected share for a dataset mixer)."""
+    n_removed: int
+    path: Path
+    still_matching: int | None
+    """Test instances that still match the written file (None when not re-checked)."""
+
+
+def rows_to_remove(matches: Sequence[Match]) -> dict[tuple[str, str], set[int]]:
+    """(index, training set) -> row numbers whose documents matched."""
+    out: dict[tuple[str, str], set[int]] = {}
+    for m in matches:
+        rows = out.setdefault((m.index, m.train_dataset), set())
+        rows.update(ref.row for ref in m.matched_docs)
+    return out
+
+
+def decontaminate(
+    backend: OverlapBackend,
+    matches: Sequence[Match],
+    test_sets: Sequence[EvalSet],
+    settings: SearchSettings,
+    output_dir: str | Path,
+    *,
+    recheck: bool | None = None,
+) -> list[CleanedSet]:
+    """``recheck`` defaults to True for capped backends (Elasticsearch), False for the embedded one."""
+    if recheck is None:
+        recheck = backend.kind != "embedded"
+    out_dir = Path(output_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    columns = column_names(matches)
+    removal = rows_to_remove(matches)
+    results = []
+    for (index, dataset), rows in removal.items():
+        info = backend.info(index)
+        spec = next((s for s in info.sources if s.get("name") == dataset), None)
+        if spec is None:
+            continue
+        source = TrainingSource.from_dict(spec)
+        path = out_dir / f"{safe_name(columns[(index, dataset)])}.decontaminated.jsonl"
+        reader = TrainingReader(source)
+        n_rows = 0
+        with path.open("w", encoding="utf-8") as handle:
+            for row_index, row in reader.rows():
+                n_rows += 1
+                if row_index not in rows:
+                    handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        still = None
+        if recheck:
+            still = _recheck(backend, info.index_type, info.model, info.ngram_size, source, path, test_sets, settings)
+        results.append(CleanedSet(index, dataset, n_rows, len(rows), path, still))
+    return results
+
+
+def _recheck(
+    backend: OverlapBackend,
+    index_type: str,
+    model: str | None,
+    ngram_size: int | None,
+    source: TrainingSource,
+    path: Path,
+    test_sets: Sequence[EvalSet],
+    settings: SearchSettings,
+) -> int:
+    """Index the written file on its own, search it again, count instances still at or above threshold."""
+    name = f"recheck-{uuid.uuid4().hex[:12]}"
+    cleaned = replace(source, source=str(path), split=None, config=None, proportion=None)
+    try:
+        built = build_index(
+            backend, name, [cleaned], index_type=index_type, ngram_size=ngram_size or settings.ngram_size, model=model
+        )
+    except Exception as exc:
+        if "No documents to index" in str(exc) or "no readable rows" in str(exc):
+            return 0
+        raise
+    try:
+        again = search(backend, [built.info.name], test_sets, settings, collect_removals=False)
+        return sum(1 for m in again if m.value >= settings.removal_threshold)
+    finally:
+        backend.delete(name)

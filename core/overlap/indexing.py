@@ -1,0 +1,92 @@
+"""Build an index from training sets: read documents in batches, embed them for vector indexes, and
+hand them to a backend's writer, reporting progress per batch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from core.errors import DataError
+from core.overlap.backends.base import IndexInfo, OverlapBackend
+from core.overlap.embeddings import DEFAULT_EMBEDDING_MODEL, embed_texts, load_embedder
+from core.overlap.sources import Document, TrainingReader, TrainingSource
+from core.progress import ProgressCallback
+from core.tables import SkippedRow
+
+DEFAULT_NGRAM_SIZE = 8
+BATCH_SIZE = 1000
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    info: IndexInfo
+    skipped: dict[str, list[SkippedRow]] = field(default_factory=dict)
+    """Per training set, the rows or lines left out and why."""
+    n_rows: dict[str, int] = field(default_factory=dict)
+
+
+def build_index(
+    backend: OverlapBackend,
+    name: str,
+    sources: Sequence[TrainingSource],
+    *,
+    index_type: str = "text",
+    ngram_size: int = DEFAULT_NGRAM_SIZE,
+    model: str | None = None,
+    overwrite: bool = False,
+    progress: ProgressCallback | None = None,
+) -> BuildResult:
+    """Index every document of ``sources`` (progress counts documents; the total grows as files are read)."""
+    if not sources:
+        raise DataError("Nothing to index: give at least one training set.")
+    names = [s.name for s in sources]
+    if len(set(names)) != len(names):
+        raise DataError("Two training sets have the same name; give them distinct names.")
+    dims = None
+    if index_type == "vector":
+        model = model or DEFAULT_EMBEDDING_MODEL
+        embedder = load_embedder(model)
+        dims = (getattr(embedder, "get_embedding_dimension", None) or embedder.get_sentence_embedding_dimension)()
+    writer = backend.create(
+        name,
+        index_type,
+        sources=[s.to_dict() for s in sources],
+        ngram_size=ngram_size,
+        model=model if index_type == "vector" else None,
+        dims=dims,
+        overwrite=overwrite,
+    )
+    readers = [TrainingReader(s) for s in sources]
+    done = 0
+    try:
+        for reader in readers:
+            batch: list[Document] = []
+            for doc in reader.documents():
+                batch.append(doc)
+                if len(batch) >= BATCH_SIZE:
+                    _flush(writer, batch, index_type, model)
+                    done += len(batch)
+                    batch = []
+                    if progress:
+                        progress(done, done + 1)
+            if batch:
+                _flush(writer, batch, index_type, model)
+                done += len(batch)
+        if done == 0:
+            raise DataError("No documents to index: every row was empty or filtered out.")
+        info = writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+    if progress:
+        progress(done, done)
+    return BuildResult(
+        info=info,
+        skipped={r.source.name: r.skipped for r in readers},
+        n_rows={r.source.name: r.n_rows for r in readers},
+    )
+
+
+def _flush(writer, batch: list[Document], index_type: str, model: str | None) -> None:
+    vectors = embed_texts([d.text for d in batch], model or DEFAULT_EMBEDDING_MODEL) if index_type == "vector" else None
+    writer.add(batch, vectors)

@@ -1,0 +1,282 @@
+"""Where overlap documents come from: training sets (plain text field, conversational messages,
+dataset-mixer YAML) and test sets.
+
+Large local JSONL training files are streamed line by line; every other format goes through
+``core.tables.load_rows``. Unreadable lines and rows without usable text are skipped and counted with
+their line or row numbers, never silently lost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.errors import DataError
+from core.tables import SkippedRow, Table, is_local_source, load_rows
+
+DEFAULT_HUB_SPLIT = "train"
+
+
+@dataclass(frozen=True)
+class Document:
+    """One indexed unit of training text: a row's text field, or one conversation turn."""
+
+    dataset: str
+    """Name of the training set it belongs to (a column of the contamination report)."""
+    row: int
+    """0-based row index in the training set (what decontamination removes)."""
+    turn: int | None
+    """Index of the turn within the row's messages, or None for a plain text field."""
+    text: str
+
+    @property
+    def key(self) -> str:
+        return str(self.row) if self.turn is None else f"{self.row}:{self.turn}"
+
+
+@dataclass(frozen=True)
+class TrainingSource:
+    """How to read documents out of one training set."""
+
+    source: str
+    """Local CSV / JSONL / Parquet path or hub dataset id."""
+    name: str = ""
+    """Report name; derived from the source when empty."""
+    text_field: str | None = "text"
+    """Plain text field; ignored when ``messages_field`` is set."""
+    messages_field: str | None = None
+    """Field holding a list of turns (dicts); each kept turn is one document."""
+    query_filter: tuple[str, str] | None = None
+    """Keep only turns whose ``key`` equals ``value`` (e.g. ``("role", "user")``)."""
+    query_field: str = "content"
+    """Field of a turn that holds its text."""
+    split: str | None = None
+    config: str | None = None
+    proportion: float | None = None
+    """Dataset-mixer share: a fraction (<= 1) of the rows, or a row count (> 1); None = all rows."""
+
+    def __post_init__(self) -> None:
+        if not self.source.strip():
+            raise DataError("A training set needs a source: a file path or a hub dataset id.")
+        if not self.messages_field and not self.text_field:
+            raise DataError("Give a text field (--text-field) or a messages field (--messages-field).")
+        if self.proportion is not None and self.proportion <= 0:
+            raise DataError(f"Dataset-mixer proportion for {self.source} must be positive, got {self.proportion}.")
+        if not self.name:
+            object.__setattr__(self, "name", dataset_name(self.source))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "name": self.name,
+            "text_field": self.text_field,
+            "messages_field": self.messages_field,
+            "query_filter": list(self.query_filter) if self.query_filter else None,
+            "query_field": self.query_field,
+            "split": self.split,
+            "config": self.config,
+            "proportion": self.proportion,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrainingSource":
+        qf = data.get("query_filter")
+        return cls(**{**data, "query_filter": tuple(qf) if qf else None})
+
+
+@dataclass(frozen=True)
+class EvalInstance:
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """Test instances read from one evaluation set (a row of the contamination report)."""
+
+    name: str
+    instances: list[EvalInstance]
+    source: str
+    skipped: list[SkippedRow] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+
+def dataset_name(source: str) -> str:
+    """A short, file-name-safe name: a file's stem, or a hub id with '/' replaced by '__'."""
+    base = Path(source).stem if is_local_source(source) else source.replace("/", "__")
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", base).strip("._") or "dataset"
+    return cleaned
+
+
+def parse_query_filter(spec: str | None) -> tuple[str, str] | None:
+    """``"role:user"`` -> ``("role", "user")``."""
+    if not spec:
+        return None
+    key, sep, value = spec.partition(":")
+    if not sep or not key.strip() or not value.strip():
+        raise DataError(f"Query filter '{spec}' must look like FIELD:VALUE, e.g. role:user.")
+    return key.strip(), value.strip()
+
+
+def parse_mixer(path: str | Path, **options: Any) -> list[TrainingSource]:
+    """Training sources from a dataset-mixer YAML (``dataset_mixer: {dataset: proportion}``)."""
+    import yaml
+
+    path = Path(path).expanduser()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DataError(f"Dataset-mixer config not found: {path}.") from exc
+    except yaml.YAMLError as exc:
+        raise DataError(f"{path} is not valid YAML: {exc}") from exc
+    mixer = data.get("dataset_mixer") if isinstance(data, dict) else None
+    if not isinstance(mixer, dict) or not mixer:
+        raise DataError(f"{path} has no 'dataset_mixer:' mapping of dataset -> proportion.")
+    sources = []
+    for dataset, proportion in mixer.items():
+        if not isinstance(proportion, (int, float)) or isinstance(proportion, bool):
+            raise DataError(f"{path}: proportion for {dataset} must be a number, got {proportion!r}.")
+        source = str(dataset)
+        # Relative local paths in the YAML are relative to the YAML file.
+        candidate = path.parent / source
+        if not Path(source).expanduser().exists() and candidate.exists():
+            source = str(candidate)
+        sources.append(TrainingSource(source=source, proportion=float(proportion), **options))
+    names = [s.name for s in sources]
+    if len(set(names)) != len(names):
+        raise DataError(f"{path}: two datasets share the name {sorted(n for n in names if names.count(n) > 1)[0]}.")
+    return sources
+
+
+class TrainingReader:
+    """Iterates the documents of one training set; ``skipped`` and ``n_rows`` are filled as it goes."""
+
+    def __init__(self, source: TrainingSource) -> None:
+        self.source = source
+        self.skipped: list[SkippedRow] = []
+        self.n_rows = 0
+
+    def rows(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(row index, row) pairs of the selected rows."""
+        src = self.source
+        path = Path(src.source).expanduser()
+        if is_local_source(src.source) and path.suffix.lower() in (".jsonl", ".ndjson") and path.is_file():
+            yield from self._stream_jsonl(path)
+            return
+        split = src.split if src.split or is_local_source(src.source) else DEFAULT_HUB_SPLIT
+        table = load_rows(src.source, split=split, config=src.config)
+        self.skipped.extend(table.skipped)
+        limit = _row_limit(src.proportion, len(table.rows))
+        for index, row in enumerate(table.rows[:limit]):
+            yield index, row
+
+    def _stream_jsonl(self, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+        limit = None
+        if self.source.proportion is not None:
+            with path.open("rb") as handle:
+                total = sum(1 for line in handle if line.strip())
+            limit = _row_limit(self.source.proportion, total)
+        index = 0
+        with path.open(encoding="utf-8-sig", errors="replace") as handle:
+            for number, line in enumerate(handle, start=1):
+                if limit is not None and index >= limit:
+                    break
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    self.skipped.append(SkippedRow(number, f"not valid JSON ({exc.msg})"))
+                    index += 1
+                    continue
+                if not isinstance(value, dict):
+                    self.skipped.append(SkippedRow(number, "not a JSON object"))
+                    index += 1
+                    continue
+                yield index, value
+                index += 1
+
+    def documents(self) -> Iterator[Document]:
+        src = self.source
+        first = True
+        for index, row in self.rows():
+            self.n_rows += 1
+            if first:
+                self._check_fields(row)
+                first = False
+            if src.messages_field:
+                yield from self._turns(index, row)
+            else:
+                text = row.get(src.text_field)
+                if isinstance(text, str) and text.strip():
+                    yield Document(src.name, index, None, text)
+                else:
+                    self.skipped.append(SkippedRow(index, f"no text in field '{src.text_field}'"))
+        if first:
+            raise DataError(f"{src.source} has no readable rows.")
+
+    def _check_fields(self, row: dict[str, Any]) -> None:
+        src = self.source
+        wanted = src.messages_field or src.text_field
+        if wanted not in row:
+            fields = ", ".join(repr(k) for k in row) or "none"
+            raise DataError(f"{src.source} has no field '{wanted}'. Fields found: {fields}.")
+        if src.messages_field and not isinstance(row[wanted], list):
+            raise DataError(
+                f"{src.source}: field '{wanted}' is not a list of turns; use --text-field for plain text."
+            )
+
+    def _turns(self, index: int, row: dict[str, Any]) -> Iterator[Document]:
+        src = self.source
+        turns = row.get(src.messages_field)
+        if not isinstance(turns, list):
+            self.skipped.append(SkippedRow(index, f"field '{src.messages_field}' is not a list"))
+            return
+        for turn_index, turn in enumerate(turns):
+            if not isinstance(turn, dict):
+                continue
+            if src.query_filter and str(turn.get(src.query_filter[0])) != src.query_filter[1]:
+                continue
+            text = turn.get(src.query_field)
+            if isinstance(text, str) and text.strip():
+                yield Document(src.name, index, turn_index, text)
+
+
+def _row_limit(proportion: float | None, total: int) -> int | None:
+    if proportion is None:
+        return None
+    if proportion <= 1.0:
+        return int(round(proportion * total))
+    return int(proportion)
+
+
+def eval_set_from_table(table: Table, field_name: str, *, name: str, id_field: str | None = None) -> EvalSet:
+    """Test instances from loaded rows; rows without text are skipped and listed."""
+    table.require_columns(field_name)
+    if id_field:
+        table.require_columns(id_field)
+    instances: list[EvalInstance] = []
+    skipped = list(table.skipped)
+    for index, row in enumerate(table.rows):
+        text = row.get(field_name)
+        if not isinstance(text, str) or not text.strip():
+            skipped.append(SkippedRow(index, f"no text in field '{field_name}'"))
+            continue
+        ident = str(row[id_field]) if id_field else str(index)
+        instances.append(EvalInstance(ident, text))
+    if not instances:
+        raise DataError(f"{table.source}: no row has text in field '{field_name}'.")
+    return EvalSet(name=name, instances=instances, source=table.source, skipped=skipped)
+
+
+def load_eval_set(
+    source: str, field_name: str, *, name: str | None = None, id_field: str | None = None, split: str | None = None
+) -> EvalSet:
+    table = load_rows(source, split=split or (None if is_local_source(source) else "test"))
+    return eval_set_from_table(table, field_name, name=name or dataset_name(source), id_field=id_field)

@@ -1,0 +1,193 @@
+"""Membership benchmark: score a labelled dataset with many detectors and compare them by AUROC."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from core.benchmark import BenchmarkResult, result_from_store, run_membership_benchmark
+from core.data import KNOWN_DATASETS, LabelledDataset, labelled_from_table, load_labelled_dataset
+from core.errors import LeakLensError
+from core.methods import default_methods, parse_methods
+from core.methods.reference import DEFAULT_REFERENCE
+from core.models import available_bundled_models
+from core.plots_results import auroc_bars, roc_overlay, score_distribution, top_methods
+from core.store import ResultStore
+from core.tables import load_uploaded
+from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
+
+RESULTS_KEY = "membership_benchmark_runs"
+EXTRA_METHODS = {
+    "recall": "ReCaLL (non-member prefix; +1 pass per text)",
+    "neighbourhood": "Neighbourhood comparison (reworded neighbours; +6 passes per text)",
+    "reference": "Reference model (needs a second model)",
+}
+
+page_setup("Membership benchmark")
+model_picker()
+st.title("Membership benchmark")
+st.caption(
+    "Score a labelled dataset (1 = member, seen in training; 0 = non-member) with every detector and compare "
+    "them by AUROC with a 95% bootstrap interval. The blind baseline, a bag-of-words classifier that never "
+    "sees the model, shows how separable the labels are from wording alone. Runs are stored: an interrupted "
+    "run resumes, a finished one is shown without recomputing, and every run appears on the Results page."
+)
+
+
+@st.cache_data(show_spinner="Reading the dataset…", max_entries=16)
+def _load_cached(source: str, split: str | None, config: str | None, text_col: str | None, label_col: str | None,
+                 limit: int | None, seed: int) -> LabelledDataset:
+    return load_labelled_dataset(source, split=split, config=config, text_col=text_col, label_col=label_col,
+                                 limit=limit, seed=seed)
+
+
+def _dataset_form() -> tuple[str, dict] | None:
+    """The chosen data source: ('upload', {...}) / ('source', {...}); None while nothing is chosen."""
+    kind = st.radio("Dataset", ["Ready example", "Upload a file", "Local path", "Hub dataset id"], horizontal=True,
+                    key="mb_source")
+    if kind == "Ready example":
+        name = st.selectbox("Example", list(KNOWN_DATASETS), key="mb_example")
+        example = KNOWN_DATASETS[name]
+        st.caption(example.description)
+        return "source", {"source": example.source, "split": example.split, "config": example.config}
+    if kind == "Upload a file":
+        upload = st.file_uploader("CSV, TSV, JSONL, JSON or Parquet", type=["csv", "tsv", "jsonl", "json", "parquet"],
+                                  key="mb_upload")
+        return ("upload", {"data": upload.getvalue(), "name": upload.name}) if upload is not None else None
+    if kind == "Local path":
+        path = st.text_input("File path", placeholder="/data/my_benchmark.parquet", key="mb_path")
+        return ("source", {"source": path.strip(), "split": None, "config": None}) if path.strip() else None
+    cols = st.columns(3)
+    hub_id = cols[0].text_input("Hub dataset id", placeholder="swj0419/WikiMIA", key="mb_hub_id")
+    split = cols[1].text_input("Split", placeholder="WikiMIA_length128", key="mb_hub_split")
+    config = cols[2].text_input("Config (optional)", key="mb_hub_config")
+    if not hub_id.strip():
+        return None
+    return "source", {"source": hub_id.strip(), "split": split.strip() or None, "config": config.strip() or None}
+
+
+def _load(choice: tuple[str, dict], text_col: str | None, label_col: str | None, limit: int | None,
+          seed: int) -> LabelledDataset:
+    kind, spec = choice
+    if kind == "upload":
+        table = load_uploaded(spec["data"], spec["name"])
+        return labelled_from_table(table, text_col=text_col, label_col=label_col, limit=limit, seed=seed)
+    return _load_cached(spec["source"], spec["split"], spec["config"], text_col, label_col, limit, seed)
+
+
+def _method_picker() -> tuple[list, str | None]:
+    defaults = default_methods()
+    labels = {m.key: m.label for m in defaults} | EXTRA_METHODS
+    chosen = st.multiselect(
+        "Methods", list(labels), default=[m.key for m in defaults], format_func=lambda k: labels[k],
+        help="The standard set needs one forward pass per text (plus k-gram windows for the k-gram slopes).",
+        key="mb_methods",
+    )
+    reference = None
+    if "reference" in chosen:
+        reference = st.text_input("Reference model", value=DEFAULT_REFERENCE,
+                                  help="Bundled name, local directory or hub id; must differ from the target model.",
+                                  key="mb_reference")
+        chosen = [c for c in chosen if c != "reference"]
+    return parse_methods(chosen) if chosen else [], (reference or "").strip() or None
+
+
+def _show_result(result: BenchmarkResult, key_prefix: str) -> None:
+    origin = "read from the store" if result.from_store else f"{result.n_computed} texts scored"
+    st.subheader(f"{result.dataset} · {result.model}")
+    st.caption(f"{result.n} texts ({sum(result.labels)} members) · run {result.run_id} · {origin}")
+    rows = result.table_rows()
+    st.dataframe(
+        [{"method": r["label"], "key": r["method"], "AUROC": r["auroc"], "CI low": r["ci_low"], "CI high": r["ci_high"],
+          "TPR@1%FPR": r["tpr_at_1_fpr"], "TPR@5%FPR": r["tpr_at_5_fpr"]} for r in rows],
+        hide_index=True, width="stretch",
+        column_config={c: st.column_config.NumberColumn(format="%.3f")
+                       for c in ("AUROC", "CI low", "CI high", "TPR@1%FPR", "TPR@5%FPR")},
+    )
+    if result.blind_baseline is not None:
+        best = max((m.auroc for m in result.metrics.values() if m is not None), default=0.0)
+        message = (f"Blind baseline AUROC {result.blind_baseline.auroc:.3f} (no model); best detector {best:.3f}.")
+        if result.blind_baseline.auroc >= best:
+            st.warning(message + " The wording alone separates these labels as well as any detector: read the "
+                                 "detectors' AUROCs with care.")
+        else:
+            st.info(message)
+    for note in result.notes:
+        st.caption(f"Note: {note}")
+    st.plotly_chart(auroc_bars(result), width="stretch", key=f"{key_prefix}_bars")
+    available = [k for k in result.method_keys if result.metrics.get(k) is not None]
+    if not available:
+        return
+    labels = result.method_labels
+    left, right = st.columns(2)
+    with left:
+        shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
+                               format_func=lambda k: labels.get(k, k), key=f"{key_prefix}_roc")
+        st.plotly_chart(roc_overlay(result, shown), width="stretch", key=f"{key_prefix}_roc_chart")
+    with right:
+        method = st.selectbox("Score distribution", available, format_func=lambda k: labels.get(k, k),
+                              key=f"{key_prefix}_dist")
+        st.plotly_chart(score_distribution(result, method), width="stretch", key=f"{key_prefix}_dist_chart")
+
+
+choice = _dataset_form()
+with st.expander("Columns and sample"):
+    cols = st.columns(4)
+    text_col = cols[0].text_input("Text column", placeholder="auto-detect", key="mb_text_col").strip() or None
+    label_col = cols[1].text_input("Label column (0/1)", placeholder="auto-detect", key="mb_label_col").strip() or None
+    limit = int(cols[2].number_input("Sample size (0 = all rows)", min_value=0, value=100, step=50, key="mb_limit"))
+    seed = int(cols[3].number_input("Sample seed", min_value=0, value=0, key="mb_seed"))
+sidebar_model = current_model_spec()
+models = st.multiselect("Models", sorted({sidebar_model, *available_bundled_models()}), default=[sidebar_model],
+                        help="Each model is a separate run; the sidebar model is chosen by default.", key="mb_models")
+try:
+    methods, reference = _method_picker()
+except LeakLensError as exc:
+    st.error(str(exc))
+    st.stop()
+
+dataset: LabelledDataset | None = None
+is_hub = choice is not None and choice[0] == "source" and "/" in choice[1]["source"] and not (
+    choice[1]["source"].startswith(("/", ".", "~")))
+if choice is not None and not is_hub:  # hub data is fetched only when the run starts
+    try:
+        dataset = _load(choice, text_col, label_col, limit or None, seed)
+    except LeakLensError as exc:
+        st.error(str(exc))
+if dataset is not None:
+    st.caption(f"{dataset.describe()} · text column `{dataset.text_col}`, label column `{dataset.label_col}`")
+    if dataset.skipped:
+        st.caption(dataset.skipped_summary())
+
+run_clicked = st.button("Run benchmark", type="primary", disabled=choice is None or not methods or not models,
+                        key="mb_run")
+if run_clicked and choice is not None:
+    try:
+        if dataset is None:
+            dataset = _load(choice, text_col, label_col, limit or None, seed)
+        store = ResultStore()
+        finished = []
+        for spec in models:
+            progress = streamlit_progress(f"Scoring {dataset.n} texts with {spec}")
+            result = run_membership_benchmark(dataset, spec, methods, store=store, reference_model=reference,
+                                              progress=progress, load_model=get_model)
+            finished.append((result.run_id, result.n_computed))
+        st.session_state[RESULTS_KEY] = finished
+    except LeakLensError as exc:
+        st.error(str(exc))
+
+run_ids = st.session_state.get(RESULTS_KEY, [])
+if run_ids:
+    store = ResultStore()
+    for index, (run_id, n_computed) in enumerate(run_ids):
+        run = store.get_run(run_id)
+        if run is None or not run.finished:
+            continue
+        try:
+            result = replace(result_from_store(store, run), n_computed=n_computed)
+            _show_result(result, key_prefix=f"run{index}")
+        except LeakLensError as exc:
+            st.error(str(exc))
+elif choice is None:
+    st.info("Choose a dataset to start: a ready example, an uploaded file, a local path or a hub dataset id.")

@@ -1,0 +1,151 @@
+"""Loss-delta leakage test: a benchmark's solutions vs a freshly written reference set, across models."""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from core.errors import LeakLensError
+from core.leakage import DELTA2_THRESHOLD, LeakageReport, ModelRequest, run_leakage_test
+from core.leakage_data import BUILTIN, HUMANEVAL, SKY_SHADOW, ProblemSet, load_problem_set, load_uploaded_problems
+from core.models import available_bundled_models
+from core.plots_leakage import delta2_bars, delta_bars, problem_scatter
+from core.store import ResultStore
+from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
+
+REPORT_KEY = "loss_delta_report"
+TEST_CHOICES = {"HumanEval (offline, 164 problems)": HUMANEVAL, "LeakLens built-in set": BUILTIN}
+REF_CHOICES = {"LeakLens built-in set (52 fresh problems)": BUILTIN, "HumanEval shadow set (hub)": SKY_SHADOW,
+               "HumanEval (offline)": HUMANEVAL}
+OTHER_PATH = "Local path or hub id"
+OTHER_UPLOAD = "Upload a file"
+
+page_setup("Loss delta")
+model_picker()
+st.title("Loss-delta leakage test")
+st.caption(
+    "A model that trained on a benchmark finds its solutions easier than equally hard problems written later. "
+    "Δ = L_test − L_ref compares the mean loss on solution tokens (given the prompt) of the benchmark and of a "
+    "fresh reference set; Δ² = Δ_model − Δ_base isolates what fine-tuning added (the original study proposes "
+    f"Δ² > {DELTA2_THRESHOLD} as a necessary condition for a clean fine-tune; the threshold depends on the base)."
+)
+
+
+def _source_picker(label: str, choices: dict[str, str], key: str) -> tuple[str, dict] | None:
+    options = list(choices) + [OTHER_PATH, OTHER_UPLOAD]
+    choice = st.selectbox(label, options, key=f"{key}_choice")
+    if choice in choices:
+        return "source", {"source": choices[choice]}
+    if choice == OTHER_PATH:
+        value = st.text_input(f"{label}: path or hub id", placeholder="/data/my_problems.jsonl", key=f"{key}_path")
+        return ("source", {"source": value.strip()}) if value.strip() else None
+    upload = st.file_uploader(f"{label}: CSV, JSONL, JSON or Parquet", type=["csv", "tsv", "jsonl", "json", "parquet"],
+                              key=f"{key}_upload")
+    return ("upload", {"data": upload.getvalue(), "name": upload.name}) if upload is not None else None
+
+
+def _load(choice: tuple[str, dict], columns: dict, limit: int | None) -> ProblemSet:
+    kind, spec = choice
+    if kind == "upload":
+        problems = load_uploaded_problems(spec["data"], spec["name"], **columns)
+        return ProblemSet(problems.name, problems.problems[:limit] if limit else problems.problems, problems.has_ids,
+                          problems.skipped)
+    return load_problem_set(spec["source"], limit=limit, **columns)
+
+
+def _show(report: LeakageReport, threshold: float) -> None:
+    first = report.models[0].stats
+    pairing = "paired by task id" if report.paired else "unpaired (different task ids)"
+    st.caption(f"{html.escape(report.test_name)}: {first.n_test} problems · {html.escape(report.ref_name)}: "
+               f"{first.n_ref} problems · {pairing} · significance test: {report.test_used}")
+    if report.unmatched_test or report.unmatched_ref:
+        st.caption(f"Left out for lack of a partner: {len(report.unmatched_test)} test and "
+                   f"{len(report.unmatched_ref)} reference problems.")
+    st.dataframe(
+        [{"Model": m.model, "L_test": m.stats.l_test, "L_ref": m.stats.l_ref, "Δ": m.stats.delta,
+          "Δ CI low": m.stats.ci[0], "Δ CI high": m.stats.ci[1], "p": m.stats.p_value} for m in report.models],
+        hide_index=True, width="stretch",
+        column_config={c: st.column_config.NumberColumn(format="%.4f")
+                       for c in ("L_test", "L_ref", "Δ", "Δ CI low", "Δ CI high", "p")},
+    )
+    cols = st.columns(2)
+    cols[0].download_button("Download Model | L_test | L_ref | Δ (CSV)", report.delta_csv(), "loss_delta.csv",
+                            "text/csv", key="ld_csv_delta")
+    if report.delta2_table():
+        cols[1].download_button("Download Δ² table (CSV)", report.delta2_csv(), "loss_delta2.csv", "text/csv",
+                                key="ld_csv_delta2")
+    st.plotly_chart(delta_bars(report), width="stretch", key="ld_bars")
+    if report.delta2_table():
+        st.dataframe(report.delta2_table(), hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                    for c in ("L_test", "L_ref", "Δ_SFT", "Δ_base", "Δ²")})
+        st.plotly_chart(delta2_bars(report, threshold), width="stretch", key="ld_delta2")
+        below = [m.model for m in report.models if m.delta2 is not None and m.delta2 < threshold]
+        if below:
+            st.warning(f"Δ² below {threshold:+.3f} for: {', '.join(below)}. Fine-tuning made the benchmark "
+                       "markedly easier than the reference: a sign of benchmark text in the fine-tuning data.")
+    scored = [ml.model for ml in report.losses]
+    model = st.selectbox("Per-problem losses of", scored, key="ld_scatter_model") if len(scored) > 1 else scored[0]
+    st.plotly_chart(problem_scatter(report, model), width="stretch", key="ld_scatter")
+    st.subheader("Reference-set check")
+    if report.flagged:
+        st.caption("Reference problems that may be unfit as a reference (not evidence of leakage): solution length "
+                   "more than 30% off its paired test problem, or per-problem Δ < −0.2 for more than 80% of models.")
+        st.dataframe([{"task_id": f.task_id, "reasons": "; ".join(f.reasons)} for f in report.flagged],
+                     hide_index=True, width="stretch")
+    else:
+        st.caption("No reference problem flagged.")
+
+
+left, right = st.columns(2)
+with left:
+    test_choice = _source_picker("Test set (benchmark)", TEST_CHOICES, "ld_test")
+with right:
+    ref_choice = _source_picker("Reference set", REF_CHOICES, "ld_ref")
+with st.expander("Columns, size and pairing"):
+    cols = st.columns(3)
+    id_col = cols[0].text_input("Task id column", placeholder="auto: task_id, id", key="ld_id_col").strip() or None
+    prompt_col = cols[1].text_input("Prompt column", placeholder="auto: prompt", key="ld_prompt_col").strip() or None
+    solution_col = cols[2].text_input("Solution column", placeholder="auto: canonical_solution, solution",
+                                      key="ld_solution_col").strip() or None
+    cols = st.columns(3)
+    limit = int(cols[0].number_input("Problems per set (0 = all)", min_value=0, value=0, step=10, key="ld_limit"))
+    pairing = cols[1].selectbox("Pairing", ["auto", "paired", "unpaired"], key="ld_pairing",
+                                help="auto pairs problems by task id when both sets share ids (Wilcoxon signed-rank); "
+                                     "otherwise the sets are compared as two samples (Mann-Whitney U).")
+    threshold = float(cols[2].number_input("Δ² threshold", value=DELTA2_THRESHOLD, step=0.01, format="%.3f",
+                                           key="ld_threshold"))
+
+sidebar_model = current_model_spec()
+models = st.multiselect("Models", sorted({sidebar_model, *available_bundled_models()}), default=[sidebar_model],
+                        help="Every model is scored on both sets; losses are kept in the results store.",
+                        key="ld_models")
+bases: dict[str, str] = {}
+if models:
+    st.caption("Base model per model (optional, for Δ²): a bundled name, local directory or hub id.")
+    base_cols = st.columns(min(len(models), 3))
+    for index, spec in enumerate(models):
+        bases[spec] = base_cols[index % len(base_cols)].text_input(
+            f"Base of {spec}", placeholder="none", key=f"ld_base_{index}").strip()
+
+run_clicked = st.button("Run loss-delta test", type="primary",
+                        disabled=test_choice is None or ref_choice is None or not models, key="ld_run")
+if run_clicked and test_choice is not None and ref_choice is not None:
+    try:
+        columns = {"id_column": id_col, "prompt_column": prompt_col, "solution_column": solution_col}
+        test = _load(test_choice, columns, limit or None)
+        ref = _load(ref_choice, columns, limit or None)
+        requests = [ModelRequest(spec, bases.get(spec) or None) for spec in models]
+        progress = streamlit_progress(f"Scoring {len(test)} + {len(ref)} solutions per model")
+        report = run_leakage_test(test, ref, requests, load=get_model, pairing=pairing, store=ResultStore(),
+                                  progress=progress)
+        st.session_state[REPORT_KEY] = report
+    except LeakLensError as exc:
+        st.error(str(exc))
+
+report = st.session_state.get(REPORT_KEY)
+if report is not None:
+    _show(report, threshold)
+elif test_choice is None or ref_choice is None:
+    st.info("Choose a test set and a reference set to start.")

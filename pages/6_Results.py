@@ -1,0 +1,95 @@
+"""Results: every stored run, detectors compared across datasets by AUROC, and export for stakeholders."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.benchmark import latest_per_dataset, stored_results
+from core.errors import LeakLensError
+from core.plots_results import auroc_bars, auroc_heatmap, roc_overlay, top_methods
+from core.report import build_report, results_csv
+from core.store import ResultStore
+from ui.common import model_picker, page_setup
+
+page_setup("Results")
+model_picker()
+st.title("Results")
+st.caption(
+    "Every run stored on this machine, from this dashboard or the command line (`python -m core mia ...`). "
+    "AUROC 0.5 is chance; the blind baseline (a bag-of-words classifier that never sees the model) shows how "
+    "separable each dataset is without the model."
+)
+
+store = ResultStore()
+try:
+    runs = store.list_runs()
+except LeakLensError as exc:
+    st.error(str(exc))
+    st.stop()
+if not runs:
+    st.info(
+        f"No stored runs yet in `{store.path}`. Run the Membership benchmark page, or "
+        "`python -m core mia --dataset FILE --model MODEL` from a terminal."
+    )
+    st.stop()
+
+models = sorted({r.model for r in runs if r.model})
+chosen_models = st.multiselect("Filter by model", models, default=models, key="results_models")
+runs = [r for r in runs if r.model in chosen_models or not r.model]
+
+st.subheader("Stored runs")
+st.dataframe(
+    [
+        {
+            "kind": r.kind,
+            "dataset": r.dataset,
+            "model": r.model,
+            "status": r.status,
+            "done": r.n_done,
+            "total": r.n_total,
+            "started (UTC)": r.timestamp("created_at"),
+            "finished (UTC)": r.timestamp("finished_at"),
+            "run id": r.run_id,
+        }
+        for r in runs
+    ],
+    hide_index=True,
+    width="stretch",
+)
+unfinished = [r for r in runs if not r.finished]
+if unfinished:
+    st.caption(
+        f"{len(unfinished)} run(s) not finished: interrupted runs resume where they stopped when started again "
+        "with the same dataset, model and methods."
+    )
+
+results = latest_per_dataset([r for r in stored_results(store) if r.model in chosen_models])
+if not results:
+    st.info("No finished membership benchmark run matches the filter.")
+    st.stop()
+
+st.subheader("Methods × datasets")
+st.plotly_chart(auroc_heatmap(results), width="stretch", key="results_heatmap")
+names = [f"{r.dataset} · {r.model}" for r in results]
+index = st.selectbox("Dataset", range(len(results)), format_func=lambda i: names[i], key="results_dataset")
+result = results[index]
+st.plotly_chart(auroc_bars(result), width="stretch", key="results_bars")
+available = [k for k in result.method_keys if result.metrics.get(k) is not None]
+shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
+                       format_func=lambda k: result.method_labels.get(k, k), key="results_roc_methods")
+st.plotly_chart(roc_overlay(result, shown), width="stretch", key="results_roc")
+
+st.subheader("Export")
+cols = st.columns(3)
+cols[0].download_button("AUROC table (CSV)", results_csv(results), file_name="leaklens_results.csv",
+                        mime="text/csv", key="results_csv")
+cols[1].download_button("Report (self-contained HTML)", lambda: build_report(results), file_name="leaklens_report.html",
+                        mime="text/html", key="results_html",
+                        help="Opens in any browser without the app or a network connection.")
+with cols[2].popover("Delete a run"):
+    doomed = st.selectbox("Run", [r.run_id for r in runs], key="results_delete_choice",
+                          format_func=lambda rid: next(f"{r.dataset} · {r.model} · {r.status} · {rid[:8]}"
+                                                       for r in runs if r.run_id == rid))
+    if st.button("Delete", key="results_delete", type="primary"):
+        store.delete_run(doomed)
+        st.rerun()

@@ -1,0 +1,77 @@
+"""Helpers shared by the real-browser tests (imported by every page's browser test)."""
+
+from __future__ import annotations
+
+import time
+
+from playwright.sync_api import Page
+
+APP_SELECTOR = '[data-testid="stApp"]'
+IDLE_SELECTOR = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+RUNNING_ICON = '[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]'
+
+
+def _is_idle(page: Page) -> bool:
+    return page.locator(IDLE_SELECTOR).count() == 1 and page.locator(RUNNING_ICON).count() == 0
+
+
+def wait_for_streamlit(page: Page, timeout_ms: float = 120_000, settle_ms: float = 400) -> None:
+    """Block until the script run has finished and stayed finished for ``settle_ms``.
+
+    Streamlit reruns asynchronously after a click, so a single check can see the old, idle state;
+    requiring the idle state to hold for a short while makes the wait robust without fixed sleeps.
+    Raises ``TimeoutError`` (with the script state it saw) when the app keeps running.
+    """
+    page.wait_for_selector(APP_SELECTOR, state="attached", timeout=timeout_ms)
+    deadline = time.monotonic() + timeout_ms / 1000
+    idle_since: float | None = None
+    while time.monotonic() < deadline:
+        if _is_idle(page):
+            idle_since = idle_since or time.monotonic()
+            if (time.monotonic() - idle_since) * 1000 >= settle_ms:
+                return
+        else:
+            idle_since = None
+        page.wait_for_timeout(100)
+    state = page.locator(APP_SELECTOR).first.get_attribute("data-test-script-state")
+    raise TimeoutError(f"Streamlit app still busy after {timeout_ms / 1000:.0f} s (script state: {state})")
+
+
+def open_page(page: Page, url: str, timeout_ms: float = 120_000) -> None:
+    """Navigate to ``url`` and wait until its first script run is over."""
+    page.goto(url, wait_until="domcontentloaded", timeout=timeout_ms)
+    wait_for_streamlit(page, timeout_ms=timeout_ms)
+
+
+def exception_texts(page: Page) -> list[str]:
+    """Texts of any Streamlit exception boxes on the page (a test asserts this is empty)."""
+    return page.locator('[data-testid="stException"]').all_inner_texts()
+
+
+_SCROLL_HEIGHT_JS = """() => {
+  const heights = [document.documentElement.scrollHeight];
+  const candidates = '[data-testid="stMain"], [data-testid="stAppViewContainer"], section, div';
+  for (const el of document.querySelectorAll(candidates)) {
+    const style = getComputedStyle(el);
+    if (['auto', 'scroll'].includes(style.overflowY) && el.scrollHeight > el.clientHeight + 5) {
+      heights.push(el.scrollHeight + el.getBoundingClientRect().top);
+    }
+  }
+  return Math.ceil(Math.max(...heights));
+}"""
+
+
+def full_page_screenshot(page: Page, path: str, max_height: int = 12_000) -> None:
+    """Screenshot the whole app, not just the viewport.
+
+    Streamlit scrolls inside its own container, so Playwright's ``full_page`` sees only one screen; this
+    grows the viewport to the content's height (same width), shoots, and restores the viewport.
+    """
+    original = page.viewport_size or {"width": 1440, "height": 900}
+    height = min(max_height, max(original["height"], int(page.evaluate(_SCROLL_HEIGHT_JS))))
+    page.set_viewport_size({"width": original["width"], "height": height})
+    try:
+        page.wait_for_timeout(500)  # let charts re-layout to the new size
+        page.screenshot(path=path)
+    finally:
+        page.set_viewport_size(original)

@@ -1,0 +1,162 @@
+"""Real-browser test of the Inspect page: Gettysburg example end to end, escaping, and response time."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Error as PlaywrightError
+
+from core.methods import default_methods
+from core.models import bundled_tokenizer
+from core.passage_examples import FRESH, GETTYSBURG
+from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+
+pytestmark = pytest.mark.browser
+
+CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg'
+HEATMAP = ".ll-heatmap"
+SCORE_CARDS = '[class*="st-key-score_card_"]'
+TIMING_LOG = Path("test-output") / "timings.jsonl"
+
+
+def _analyse(page) -> float:
+    """Press Analyse and return the seconds until the confidence chart is drawn."""
+    start = time.perf_counter()
+    page.get_by_role("button", name="Analyse").click()
+    page.wait_for_selector(CHART, state="visible", timeout=120_000)
+    elapsed = time.perf_counter() - start
+    wait_for_streamlit(page)
+    return elapsed
+
+
+_LEGEND_JS = (
+    """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .legendtext')].map(e => e.textContent)"""
+)
+
+
+def _reanalyse(page) -> float:
+    """Press Analyse on a page that already shows a chart; seconds until the chart shows the new curve.
+
+    The legend carries the fitted slope, so a new passage changes its text once the new chart is drawn.
+    """
+    before = page.evaluate(_LEGEND_JS)
+    assert before, "no chart on the page yet"
+    start = time.perf_counter()
+    page.get_by_role("button", name="Analyse").click()
+    page.wait_for_function(
+        f"before => {{ const now = ({_LEGEND_JS})(); "
+        "return now.length > 0 && JSON.stringify(now) !== JSON.stringify(before); }",
+        arg=before,
+        timeout=120_000,
+    )
+    elapsed = time.perf_counter() - start
+    wait_for_streamlit(page)
+    return elapsed
+
+
+def _type_passage(page, text: str) -> None:
+    box = page.get_by_label("Passage", exact=True)
+    box.fill(text)
+    box.press("Control+Enter")  # commits the text area (Streamlit sends widget values on blur / Ctrl+Enter)
+    wait_for_streamlit(page)
+
+
+def _log_timing(name: str, seconds: float, **extra: object) -> None:
+    TIMING_LOG.parent.mkdir(parents=True, exist_ok=True)
+    with TIMING_LOG.open("a") as handle:
+        handle.write(json.dumps({"test": name, "seconds": round(seconds, 3), **extra}) + "\n")
+    print(f"[timing] {name}: {seconds:.3f} s {extra}")
+
+
+def test_gettysburg_example_shows_curve_heatmap_and_scores(app_url, browser_page, screenshot_dir):
+    page = browser_page
+    open_page(page, f"{app_url}/Inspect_passage")
+    page.get_by_role("button", name="Example: Gettysburg Address (famous)").click()
+    wait_for_streamlit(page)
+    assert page.get_by_label("Passage", exact=True).input_value() == GETTYSBURG.text
+    seconds = _analyse(page)
+    _log_timing("inspect_first_analyse_incl_model_and_references", seconds, model="tiny-random")
+
+    assert exception_texts(page) == []
+    # The curve and its dashed fitted slope line.
+    assert page.locator('[data-testid="stPlotlyChart"] .scatterlayer .trace').count() == 2
+    assert page.locator('[data-testid="stPlotlyChart"] .scatterlayer path.js-line[style*="dasharray"]').count() == 1
+    heatmap = page.locator(HEATMAP)
+    assert heatmap.count() == 1
+    assert heatmap.inner_text().startswith("Four score and seven years ago")
+    assert page.locator(".ll-heatmap .ll-tok").count() == 116
+    assert page.locator(".ll-colourbar").count() == 1
+    for key in ("loss", "zlib", "min_k_20", "min_k_pp_20", "slope"):
+        assert page.locator(f".st-key-score_card_Passage_{key}").is_visible()
+    page.get_by_text("more probability-slope variants").click()
+    wait_for_streamlit(page)
+    assert page.locator(SCORE_CARDS).count() == len(default_methods())
+    assert page.locator(".st-key-score_card_Passage_slope_6gram_mean").is_visible()
+    assert "Log-likelihood" in page.locator('[data-testid="stMain"]').inner_text()
+    assert "No verdict without calibration" in page.locator('[data-testid="stMain"]').inner_text()
+    full_page_screenshot(page, str(screenshot_dir / "inspect_gettysburg_1440x900.png"))
+    page.locator('[data-testid="stPlotlyChart"]').scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir / "inspect_gettysburg_1440x900_viewport.png"))
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.wait_for_timeout(800)
+    full_page_screenshot(page, str(screenshot_dir / "inspect_gettysburg_1024x768.png"))
+
+
+def test_analyse_128_tokens_response_time_and_html_escaping(app_url, browser_page, screenshot_dir):
+    page = browser_page
+    tokenizer = bundled_tokenizer()
+    extended = GETTYSBURG.text + (
+        " But, in a larger sense, we can not dedicate, we can not consecrate, we can not hallow"
+    )
+    ids = tokenizer(extended, add_special_tokens=False)["input_ids"][:128]
+    passage = tokenizer.decode(ids)
+    n_tokens = len(tokenizer(passage, add_special_tokens=False)["input_ids"])
+
+    # Warm up: the model and the reference examples load once per server process.
+    open_page(page, f"{app_url}/Inspect_passage")
+    _type_passage(page, "A short warm-up passage so the model is loaded before timing.")
+    _analyse(page)
+
+    open_page(page, f"{app_url}/Inspect_passage")  # a new session: no result on screen yet
+    _type_passage(page, passage)
+    seconds = _analyse(page)
+    _log_timing("inspect_analyse_to_chart_new_session", seconds, model="tiny-random", tokens=n_tokens)
+    assert page.locator(".ll-heatmap .ll-tok").count() == n_tokens
+
+    # Same session, charting library already loaded: the case a user meets on every further passage.
+    other = tokenizer.decode(tokenizer(FRESH.text + " " + FRESH.text, add_special_tokens=False)["input_ids"][:128])
+    _type_passage(page, other)
+    seconds = _reanalyse(page)
+    _log_timing("inspect_analyse_to_chart", seconds, model="tiny-random",
+                tokens=len(tokenizer(other, add_special_tokens=False)["input_ids"]))
+    assert page.locator(".ll-heatmap").inner_text().startswith(FRESH.text[:40])
+
+    hostile = (
+        'Hello <script>window.__leaklens_pwned = 1</script> and <b>not bold</b> & '
+        '<img src=x onerror="window.__leaklens_pwned=2">'
+    )
+    # As a user would: type, then press Analyse straight away (the click itself commits the text).
+    page.get_by_label("Passage", exact=True).fill(hostile)
+    _reanalyse(page)
+    assert exception_texts(page) == []
+    shown = page.locator(HEATMAP).inner_text()
+    assert "<script>window.__leaklens_pwned = 1</script>" in shown
+    assert "<b>not bold</b>" in shown
+    assert page.locator(".ll-heatmap b, .ll-heatmap script, .ll-heatmap img").count() == 0
+    assert page.evaluate("window.__leaklens_pwned === undefined")
+    _element_screenshot(page, HEATMAP, screenshot_dir / "inspect_html_escaped.png")
+
+
+def _element_screenshot(page, selector: str, path: Path, attempts: int = 3) -> None:
+    """Screenshot one element; Streamlit may swap the element for an identical one just after a run."""
+    for attempt in range(attempts):
+        try:
+            page.locator(selector).screenshot(path=str(path))
+            return
+        except PlaywrightError:
+            if attempt == attempts - 1:
+                raise
+            wait_for_streamlit(page)

@@ -1,0 +1,151 @@
+"""Real-browser test of the Loss-delta page: a paired run with a base model draws bars, Δ² and the scatter."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.leakage_data import builtin_problems
+from core.leakage_store import KIND
+from core.models import bundled_tokenizer, tiny_random_model
+from core.store import ResultStore
+from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+N_PROBLEMS = 6
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _up(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def delta_app(tmp_path_factory) -> Iterator[tuple[str, Path]]:
+    """A server of its own writing to a temporary results store (the shared server writes to the user's)."""
+    store_path = tmp_path_factory.mktemp("browser_delta") / "results.sqlite"
+    port = _port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, LEAKLENS_DEFAULT_MODEL="tiny-random", LEAKLENS_STORE=str(store_path))
+    log = tmp_path_factory.mktemp("browser_delta_log") / "server.log"
+    command = [
+        str(Path(sys.executable).with_name("streamlit")), "run", "app.py", "--server.headless", "true",
+        "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]
+    with open(log, "wb") as handle:
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not _up(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start:\n{log.read_text(errors='replace')}")
+            time.sleep(0.3)
+        yield url, store_path
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+@pytest.fixture()
+def paired_reference(tmp_path) -> Path:
+    """Reference problems under the built-in set's first task ids, so the two sets pair up problem by problem."""
+    problems = builtin_problems().problems
+    path = tmp_path / "reference.jsonl"
+    with path.open("w") as handle:
+        for own, other in zip(problems[:N_PROBLEMS], problems[N_PROBLEMS : 2 * N_PROBLEMS]):
+            row = {"task_id": own.task_id, "prompt": other.prompt, "canonical_solution": other.solution}
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+@pytest.fixture()
+def base_model_dir(tmp_path) -> Path:
+    """Another random initialisation saved as a checkpoint directory, standing in for a base model."""
+    path = tmp_path / "tiny-base"
+    tokenizer = bundled_tokenizer()
+    tiny_random_model(tokenizer, seed=1).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def _choose(page, label: str, option: str) -> None:
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    page.get_by_role("option", name=option).click()
+    wait_for_streamlit(page)
+
+
+def _type(page, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+    wait_for_streamlit(page)
+
+
+def test_loss_delta_page_draws_bars_delta2_and_scatter(
+    delta_app, paired_reference, base_model_dir, browser_page, screenshot_dir
+):
+    url, store_path = delta_app
+    page = browser_page
+    open_page(page, f"{url}/Loss_delta")
+    assert exception_texts(page) == []
+    assert page.get_by_role("button", name="Run loss-delta test").is_enabled()
+
+    _choose(page, "Test set (benchmark)", "LeakLens built-in set")
+    _choose(page, "Reference set", "Local path or hub id")
+    _type(page, "Reference set: path or hub id", str(paired_reference))
+    page.get_by_text("Columns, size and pairing").click()
+    _type(page, "Problems per set (0 = all)", str(N_PROBLEMS))
+    _type(page, "Base of tiny-random", str(base_model_dir))
+    page.get_by_role("button", name="Run loss-delta test").click()
+    wait_for_streamlit(page, timeout_ms=240_000)
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
+
+    assert exception_texts(page) == []
+    assert page.locator('[data-testid="stAlert"]').filter(has_text="error").count() == 0
+    body = page.locator('[data-testid="stMain"]').inner_text()
+    assert f"{N_PROBLEMS} problems" in body and "paired by task id" in body and "wilcoxon signed-rank" in body
+    charts = page.locator(".js-plotly-plot")
+    assert charts.count() == 3
+    # Grouped bars: an L_test and an L_ref bar for the one model, labelled with Δ and its CI.
+    bars = charts.nth(0)
+    assert bars.locator(".barlayer .trace").count() == 2
+    assert "Δ = " in bars.inner_text()
+    # Δ² bars with the dashed threshold line.
+    delta2 = charts.nth(1)
+    assert delta2.locator(".barlayer .point").count() == 1
+    assert "threshold -0.020" in delta2.inner_text()
+    # Per-problem scatter: one marker per paired problem and the dashed diagonal.
+    scatter = charts.nth(2)
+    assert scatter.locator(".scatterlayer .trace").first.locator("path.point").count() == N_PROBLEMS
+    assert scatter.locator('.scatterlayer path.js-line[style*="dash"]').count() == 1
+    assert "Reference-set check" in body
+
+    runs = ResultStore(store_path).list_runs(KIND)
+    assert len(runs) == 4 and all(r.finished for r in runs)  # (model, base) x (test set, reference set)
+    page.screenshot(path=str(screenshot_dir / "loss_delta_1440x900.png"))
+    full_page_screenshot(page, str(screenshot_dir / "loss_delta_full_1440.png"))

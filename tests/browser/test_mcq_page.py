@@ -1,0 +1,38 @@
+"""Real-browser test of the MCQ memorization page: a run on the tiny model draws the score
+distribution, the order-rank histogram and the highlighted side-by-side view."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+
+pytestmark = pytest.mark.browser
+N_QUESTIONS = 4
+
+
+def test_mcq_page_runs_and_shows_charts_and_probe_table(app_url, browser_page, screenshot_dir):
+    page = browser_page
+    open_page(page, f"{app_url}/MCQ_memorization")
+    assert exception_texts(page) == []
+    size = page.get_by_label("Sample size (questions)", exact=True)
+    size.fill(str(N_QUESTIONS))
+    page.get_by_text("Option-order test (24 orders per question)").click()
+    page.get_by_role("button", name="Run").click()
+    wait_for_streamlit(page, timeout_ms=240_000)
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2", timeout=60_000)
+
+    assert exception_texts(page) == []
+    charts = page.locator(".js-plotly-plot")
+    assert charts.count() == 2
+    # Score distribution: original and shuffled bars, one per score 0..4.
+    assert charts.nth(0).locator(".barlayer .trace").count() == 2
+    assert charts.nth(0).locator(".barlayer .point").count() == 10
+    assert "Rank of the original option order among 24 orders" in charts.nth(1).inner_text()
+    body = page.locator('[data-testid="stMain"]').inner_text()
+    assert "Summary (model × benchmark)" in body and "Per-question view" in body
+    table = page.locator("table.mcq-probe")
+    assert table.count() == 1 and table.locator("tr").count() == 5  # header + one row per option
+    assert "Ground truth" in table.inner_text()
+    page.screenshot(path=str(screenshot_dir / "mcq_1440x900.png"))
+    full_page_screenshot(page, str(screenshot_dir / "mcq_full_1440.png"))

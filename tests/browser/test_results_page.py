@@ -1,0 +1,122 @@
+"""Real-browser test of the Results page: stored runs render as a heatmap and a ROC overlay."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.benchmark import run_membership_benchmark
+from core.data import load_labelled_dataset
+from core.methods import parse_methods
+from core.store import ResultStore
+from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / ".." / "shared" / "data"
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _up(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def results_app_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
+    """A server of its own whose results store holds two finished runs (the shared server uses the user's)."""
+    store_path = tmp_path_factory.mktemp("browser_results") / "results.sqlite"
+    store = ResultStore(store_path)
+    methods = parse_methods(["loss", "zlib", "min_k:k=20", "min_k_pp:k=20"])
+    for name in ("wikimia_length128.parquet", "booktection_sample.csv"):
+        dataset = load_labelled_dataset(str(DATA / name), limit=24)
+        run_membership_benchmark(dataset, "tiny-random", methods, store=store, load_model=lambda spec: tiny_lm)
+    port = _port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, LEAKLENS_DEFAULT_MODEL="tiny-random", LEAKLENS_STORE=str(store_path))
+    log = tmp_path_factory.mktemp("browser_results_log") / "server.log"
+    command = [
+        str(Path(sys.executable).with_name("streamlit")), "run", "app.py", "--server.headless", "true",
+        "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]
+    with open(log, "wb") as handle:
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not _up(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start:\n{log.read_text(errors='replace')}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def test_results_page_renders_heatmap_and_roc(results_app_url, browser_page, screenshot_dir):
+    page = browser_page
+    open_page(page, f"{results_app_url}/Results")
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
+    assert exception_texts(page) == []
+    body = page.locator('[data-testid="stMain"]').inner_text()
+    assert "Methods × datasets" in body and "Stored runs" in body
+    heatmap_text = page.locator(".js-plotly-plot").first.inner_text()
+    assert "wikimia_length128.parquet" in heatmap_text and "booktection_sample.csv" in heatmap_text
+    assert "Blind baseline" in heatmap_text
+    assert page.locator(".js-plotly-plot .heatmaplayer").count() == 1
+    roc_legends = page.locator(".js-plotly-plot .legendtext").all_text_contents()
+    assert any(t.startswith("chance") for t in roc_legends)
+    assert any(t.startswith("Blind baseline") for t in roc_legends)
+    page.screenshot(path=str(screenshot_dir / "results_1440x900.png"))
+    # Streamlit scrolls inside its own container, so a tall viewport is what captures the whole page.
+    page.set_viewport_size({"width": 1440, "height": 2300})
+    page.wait_for_timeout(1500)
+    roc = page.locator(".js-plotly-plot").nth(2)
+    assert roc.bounding_box()["y"] + roc.bounding_box()["height"] <= 2300
+    page.screenshot(path=str(screenshot_dir / "results_full_1440.png"))
+
+
+def test_membership_page_runs_and_shows_charts(results_app_url, browser_page, screenshot_dir):
+    """Runs after the Results test: a 12-text run on the tiny model from the page lands in the same store."""
+    page = browser_page
+    open_page(page, f"{results_app_url}/Membership_benchmark")
+    assert exception_texts(page) == []
+    page.get_by_text("Columns and sample").click()
+    limit = page.get_by_label("Sample size (0 = all rows)")
+    limit.fill("12")
+    limit.press("Enter")
+    wait_for_streamlit(page)
+    assert "12 texts" in page.locator('[data-testid="stMain"]').inner_text()
+    page.get_by_role("button", name="Run benchmark").click()
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=120_000)
+    wait_for_streamlit(page)
+    assert exception_texts(page) == []
+    body = page.locator('[data-testid="stMain"]').inner_text()
+    assert "12 texts scored" in body and "Blind baseline AUROC" in body
+    legends = page.locator(".js-plotly-plot .legendtext").all_text_contents()
+    assert any(t.startswith("members (n=") for t in legends)  # the score distribution
+    assert any(t.startswith("non-members (n=") for t in legends)
+    assert any(t.startswith("chance") for t in legends)  # the ROC overlay
+    full_page_screenshot(page, str(screenshot_dir / "membership_benchmark_1440.png"))

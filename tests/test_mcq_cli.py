@@ -1,0 +1,72 @@
+"""``python -m core mcq``: the JSON layout of the issue, the Chinese sample end to end, exports, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.cli import main
+from core.mcq_data import load_mcq
+from core.mcq_shuffle import shuffle_questions
+from core.store import ResultStore
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+
+def test_chinese_sample_end_to_end_json(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "results.sqlite"))
+    export = tmp_path / "shuffled.jsonl"
+    code = main(
+        [
+            "mcq", "--dataset", str(DATA / "chinese_mcq_sample.jsonl"), "--model", "tiny-random",
+            "--shuffle-seed", "5", "--export-shuffled", str(export), "--save", "--json",
+        ]
+    )
+    assert code == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["model"] == "tiny-random" and payload["n"] == 15
+    for which in ("original", "shuffled"):
+        for kind in ("next_token", "completion"):
+            block = payload[which][kind]
+            assert len(block["distribution"]) == 5 and sum(block["distribution"]) == 15
+            mean = sum(score * count for score, count in enumerate(block["distribution"])) / 15
+            assert block["mean"] == mean
+    assert payload["permutation"] is None
+    stored = ResultStore(tmp_path / "results.sqlite").get_run(payload["run_id"])
+    assert stored.finished and stored.kind == "mcq" and stored.summary["shuffled"] == payload["shuffled"]
+    assert len(payload["questions"]) == 15
+    for kind in ("next_token", "completion"):
+        scores = [row[kind] for row in payload["questions"]]
+        assert [scores.count(k) for k in range(5)] == payload["original"][kind]["distribution"]
+        shuffled = [row[f"{kind}_shuffled"] for row in payload["questions"]]
+        assert [shuffled.count(k) for k in range(5)] == payload["shuffled"][kind]["distribution"]
+    assert payload["mitigation"]["completion"] == payload["original"]["completion"]["mean"] - payload["shuffled"]["completion"]["mean"]
+    exported = load_mcq(str(export)).questions
+    expected = shuffle_questions(load_mcq(str(DATA / "chinese_mcq_sample.jsonl")).questions, seed=5)
+    assert [q.options for q in exported] == [q.options for q in expected]
+
+
+def test_permutation_json_and_table_output(capsys):
+    args = ["mcq", "--dataset", str(DATA / "mmlu_sample.jsonl"), "--model", "tiny-random", "--limit", "2", "--cut", "words"]
+    assert main([*args, "--permutation-test", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    perm = payload["permutation"]
+    assert perm["n_orders"] == 24 and len(perm["ranks"]) == 2 and 0 <= perm["mean_percentile"] <= 1
+    assert [row["order_rank"] for row in payload["questions"]] == perm["ranks"]
+    assert payload["cut"] == "words"
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "original" in out and "shuffled" in out and "mitigation" in out and "order test" not in out
+
+
+def test_bad_input_is_a_clear_error(capsys, tmp_path):
+    missing = tmp_path / "nope.jsonl"
+    assert main(["mcq", "--dataset", str(missing), "--model", "tiny-random"]) == 2
+    assert "error:" in capsys.readouterr().err
+    bad = tmp_path / "cols.jsonl"
+    bad.write_text(json.dumps({"question": "?", "a": 1}) + "\n")
+    assert main(["mcq", "--dataset", str(bad), "--model", "tiny-random"]) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "Traceback" not in err
+    assert main(["mcq", "--dataset", str(bad), "--model", "tiny-random", "--option-template", "{letter}"]) == 2
+    assert "{text}" in capsys.readouterr().err

@@ -1,0 +1,66 @@
+"""Controlled memorization: a tiny model trained on a few questions must complete their options,
+not those of unseen questions, and must lose that ability when the options are shuffled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from core.mcq_data import PromptLayout, load_mcq
+from core.mcq_report import run_benchmark
+from core.models import bundled_tokenizer, tiny_random_model, wrap_model
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+N_TRAINED = 4
+
+
+@pytest.fixture(scope="module")
+def memorised():
+    """The tiny random Llama fine-tuned with AdamW on the full prompt text of the first questions."""
+    tokenizer = bundled_tokenizer()
+    questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=40).questions
+    # Short questions keep training to a few seconds on CPU.
+    short = [q for q in questions if len(q.question) < 160][: 2 * N_TRAINED]
+    trained, unseen = short[:N_TRAINED], short[N_TRAINED:]
+    torch.manual_seed(0)
+    model = tiny_random_model(tokenizer, seed=0)
+    start = tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    layout = PromptLayout()
+    texts = [layout.render(q)[0] for q in trained]
+    encoded = [[start] + tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+    width = max(len(e) for e in encoded)
+    ids = torch.full((len(encoded), width), tokenizer.pad_token_id, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for row, e in enumerate(encoded):
+        ids[row, : len(e)] = torch.tensor(e)
+        mask[row, : len(e)] = 1
+    labels = ids.masked_fill(mask == 0, -100)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(150):
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    lm = wrap_model(model.eval(), tokenizer, spec="tiny-memorised", start_token_id=start)
+    return lm, trained, unseen, loss.item()
+
+
+def test_memorised_questions_score_near_four_and_unseen_near_zero(memorised):
+    lm, trained, unseen, final_loss = memorised
+    assert final_loss < 0.05
+    report = run_benchmark(lm, trained + unseen, shuffle_seed=3, permutation=True)
+    trained_ids = [q.index for q in trained]
+    unseen_ids = [q.index for q in unseen]
+    for kind in ("next_token", "completion"):
+        assert report.original.summary(kind, trained_ids).mean >= 3.5, kind
+        assert report.original.summary(kind, unseen_ids).mean <= 0.5, kind
+        # Shuffling moves every option after a different one, so the memorised continuations break.
+        shuffled_trained = report.shuffled.summary(kind, trained_ids).mean
+        assert shuffled_trained < report.original.summary(kind, trained_ids).mean - 1.0, kind
+        assert report.mitigation.drop(kind) > 0.5
+    # The memorised order is the most likely of all 24 for the trained questions.
+    ranks = {q.index: q.rank for q in report.permutation.questions}
+    assert all(ranks[i] == 1 for i in trained_ids)

@@ -1,0 +1,144 @@
+"""Result figures (traces and values) and the self-contained HTML report / CSV export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+
+import pytest
+
+from core.benchmark import BenchmarkResult
+from core.errors import LeakLensError
+from core.metrics import evaluate, roc_points
+from core.plots_results import (
+    BASELINE_LABEL,
+    ENSEMBLE_LABEL,
+    auroc_bars,
+    auroc_heatmap,
+    roc_overlay,
+    score_distribution,
+    top_methods,
+)
+from core.report import build_report, results_csv
+from core.store import SampleRow
+
+LABELS = [1, 1, 1, 1, 0, 0, 0, 0]
+SCORES = {
+    "loss": [0.9, 0.8, 0.3, 0.7, 0.2, 0.4, 0.1, 0.35],  # hand count: 14 of 16 member/non-member pairs won
+    "zlib": [0.1, 0.5, 0.2, 0.6, 0.3, 0.4, 0.9, 0.0],
+}
+
+
+def _result(dataset="wiki <b>.csv", model="tiny-random", keys=("loss", "zlib"), baseline_scores=None):
+    samples = [
+        SampleRow(str(i), y, {k: SCORES[k][i] for k in keys}) for i, y in enumerate(LABELS)
+    ]
+    metrics = {k: evaluate(LABELS, SCORES[k]) for k in keys}
+    baseline = evaluate(LABELS, baseline_scores or [0.6, 0.6, 0.6, 0.4, 0.4, 0.4, 0.4, 0.6])
+    return BenchmarkResult(
+        run_id="r" + dataset[:3],
+        dataset=dataset,
+        fingerprint="f",
+        model=model,
+        method_keys=list(keys),
+        method_labels={"loss": "Loss", "zlib": "zlib <ratio>"},
+        samples=samples,
+        metrics=metrics,
+        blind_baseline=baseline,
+        ensemble=evaluate(LABELS, [a + b for a, b in zip(SCORES["loss"], SCORES["zlib"])]),
+        notes=["a note with <script>alert(1)</script>"],
+    )
+
+
+def test_hand_counted_auroc():
+    assert evaluate(LABELS, SCORES["loss"]).auroc == pytest.approx(14 / 16)
+
+
+def test_heatmap_values_and_hover():
+    a, b = _result(), _result(dataset="books.csv", keys=("loss",))
+    figure = auroc_heatmap([a, b])
+    (trace,) = figure.data
+    assert list(trace.x) == ["wiki <b>.csv", "books.csv"]
+    assert list(trace.y) == ["Loss", "zlib <ratio>", ENSEMBLE_LABEL, BASELINE_LABEL]
+    z = [list(row) for row in trace.z]
+    assert z[0] == [pytest.approx(14 / 16), pytest.approx(14 / 16)]
+    assert z[1][0] == pytest.approx(a.metrics["zlib"].auroc) and z[1][1] is None  # books has no zlib run
+    assert z[3][0] == pytest.approx(a.blind_baseline.auroc)
+    ci = a.metrics["loss"].ci
+    assert list(trace.customdata[0][0][:2]) == [ci[0], ci[1]]
+    assert "95% CI" in trace.hovertemplate and "customdata[0]" in trace.hovertemplate
+    with_models = auroc_heatmap([a, _result(model="smollm2-135m")])
+    assert list(with_models.data[0].x) == ["wiki <b>.csv · tiny-random", "wiki <b>.csv · smollm2-135m"]
+
+
+def test_bars_have_ci_error_bars_and_baseline_line():
+    result = _result()
+    figure = auroc_bars(result)
+    (bar,) = figure.data
+    assert list(bar.x) == ["Loss", "zlib <ratio>", ENSEMBLE_LABEL, BASELINE_LABEL]
+    loss = result.metrics["loss"]
+    assert bar.y[0] == pytest.approx(loss.auroc)
+    assert bar.error_y.array[0] == pytest.approx(loss.ci[1] - loss.auroc)
+    assert bar.error_y.arrayminus[0] == pytest.approx(loss.auroc - loss.ci[0])
+    lines = [s for s in figure.layout.shapes if s.type == "line"]
+    assert sorted(round(s.y0, 6) for s in lines) == sorted([0.5, round(result.blind_baseline.auroc, 6)])
+    assert any("blind baseline" in a.text for a in figure.layout.annotations)
+
+
+def test_roc_overlay_points_and_baseline_entry():
+    result = _result()
+    figure = roc_overlay(result)
+    names = [t.name for t in figure.data]
+    assert names[0] == "Loss (0.875)" and names[2] == "chance (0.500)"
+    assert names[3].startswith(BASELINE_LABEL)
+    fpr, tpr = roc_points(LABELS, SCORES["loss"])
+    assert list(figure.data[0].x) == fpr.tolist() and list(figure.data[0].y) == tpr.tolist()
+    only = roc_overlay(result, ["zlib"])
+    assert [t.name for t in only.data][0].startswith("zlib <ratio>")
+    assert top_methods(result, 1) == ["loss"]
+
+
+def test_score_distribution_splits_by_label():
+    figure = score_distribution(_result(), "loss")
+    members, nonmembers = figure.data
+    assert list(members.x) == SCORES["loss"][:4] and list(nonmembers.x) == SCORES["loss"][4:]
+    assert members.name == "members (n=4)" and "AUROC 0.875" in figure.layout.title.text
+
+
+def test_csv_export_rows():
+    text = results_csv([_result(), _result(dataset="books.csv", keys=("loss",))])
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == 4 + 3
+    first = rows[0]
+    assert first["dataset"] == "wiki <b>.csv" and first["method"] == "loss"
+    assert float(first["auroc"]) == pytest.approx(0.875)
+    assert [r["method"] for r in rows[:4]] == ["loss", "zlib", "blind_baseline", "ensemble"]
+
+
+def test_report_is_self_contained_and_escaped(tmp_path):
+    html = build_report([_result(), _result(dataset="books.csv", keys=("loss",))], title="Q3 <audit>")
+    path = tmp_path / "report.html"
+    path.write_text(html, encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>")
+    assert not re.search(r"<script[^>]+src=", html), "every script must be inline"
+    assert not re.search(r"<link[^>]+href=[\"']https?:", html)
+    assert html.count("plotly.js v") >= 1 and len(html) > 3_000_000  # the library itself is inline
+    assert html.count('class="plotly-graph-div"') == 1 + 2 * 2  # heatmap + bars and ROC per run
+    assert "<title>Q3 &lt;audit&gt;</title>" in html
+    assert "wiki &lt;b&gt;.csv" in html and "wiki <b>.csv ·" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+    assert "0.875" in html
+
+
+def test_report_warns_when_baseline_wins():
+    easy = _result(baseline_scores=[0.9, 0.9, 0.9, 0.9, 0.1, 0.1, 0.1, 0.1])
+    assert math.isclose(easy.blind_baseline.auroc, 1.0)
+    assert "labels are predictable from the wording alone" in build_report([easy])
+    assert "labels are predictable from the wording alone" not in build_report([_result()])
+
+
+def test_empty_report_is_an_error():
+    with pytest.raises(LeakLensError, match="no finished"):
+        build_report([])

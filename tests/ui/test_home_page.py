@@ -1,0 +1,63 @@
+"""AppTest of the app shell: home page content, page cards, and the shared model picker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.common import MODEL_KEY
+from ui.home import PAGES
+from ui.navigation import page_scripts
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def home(monkeypatch) -> AppTest:
+    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
+    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_home_explains_the_question_and_shows_the_loaded_model(home):
+    assert home.title[0].value == "LeakLens"
+    text = "\n".join(m.value for m in home.markdown)
+    assert "Has this language model seen this text before?" in text
+    assert "`tiny-random`" in text
+    assert "Loaded on **CPU**" in text and "context 2,048 tokens" in text
+    assert home.session_state[MODEL_KEY] == "tiny-random"
+    assert home.sidebar.selectbox(key="model_picker").value == "tiny-random"
+
+
+def test_every_installed_page_has_a_card_with_a_link_and_a_purpose(home):
+    links = {link.proto.label for link in home.get("page_link")}
+    captions = {c.value for c in home.caption}
+    installed = set(page_scripts())
+    assert "pages/1_Inspect_passage.py" in installed
+    for card in PAGES:
+        assert card.purpose in captions
+        assert (card.title in links) == (card.path in installed)
+
+
+def test_unknown_model_shows_an_error_not_a_traceback(home, tmp_path):
+    picker = home.sidebar.selectbox(key="model_picker")
+    picker.set_value("Other (hub id or local folder)…").run()
+    missing = tmp_path / "no-such-model"
+    home.sidebar.text_input(key="model_picker_custom").input(str(missing)).run()
+    assert not home.exception, home.exception
+    assert home.session_state[MODEL_KEY] == str(missing)
+    assert home.error and str(missing) in home.error[0].value
+
+
+def test_model_choice_is_shared_with_the_inspect_page(home):
+    home.sidebar.selectbox(key="model_picker").set_value("smollm2-135m").run()
+    assert "`smollm2-135m`" in "\n".join(m.value for m in home.markdown)
+    home.switch_page("pages/1_Inspect_passage.py").run()
+    assert not home.exception, home.exception
+    assert home.title[0].value == "Inspect a passage"
+    assert home.session_state[MODEL_KEY] == "smollm2-135m"
+    assert home.sidebar.selectbox(key="model_picker").value == "smollm2-135m"

@@ -1,0 +1,190 @@
+"""AppTest of the Inspect page on the tiny random model: chart, heatmap, score cards, errors, escaping."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.methods import default_methods
+from core.passage_examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
+from core.score_cards import card_description
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = str(REPO / "pages" / "1_Inspect_passage.py")
+
+
+@pytest.fixture()
+def page(monkeypatch) -> AppTest:
+    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
+    app = AppTest.from_file(PAGE, default_timeout=240)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def _analyse(app: AppTest, text: str | None = None) -> AppTest:
+    if text is not None:
+        app.text_area(key="inspect_text_a").set_value(text)
+    app.button(key="inspect_analyse").click().run()
+    assert not app.exception, app.exception
+    return app
+
+
+def _figure(app: AppTest) -> dict:
+    charts = app.get("plotly_chart")
+    assert len(charts) == 1
+    return json.loads(charts[0].proto.spec)
+
+
+def _heatmap(app: AppTest) -> str:
+    bodies = [h.proto.body for h in app.get("html") if "ll-heatmap" in h.proto.body]
+    assert bodies, "no heatmap rendered"
+    return bodies[0]
+
+
+def test_pasted_passage_shows_curve_heatmap_and_every_score_card(page):
+    app = _analyse(page, FRESH.text)
+    figure = _figure(app)
+    assert [t["mode"] for t in figure["data"]] == ["lines+markers", "lines"]
+    assert figure["data"][1]["line"]["dash"] == "dash"
+    assert "ll-tok" in _heatmap(app) and "ll-colourbar" in _heatmap(app)
+    labels = [m.label for m in app.metric]
+    for method in default_methods():
+        assert method.label in labels
+    beside_chart = {m.label: m.value for m in app.metric if m.label in ("Slope b", "b − mean", "(b − mean) / std")}
+    cards = {m.label: m.value for m in app.metric}
+    # The numbers beside the chart are the slope detectors' scores for the curve shown (log-prob, no k-gram).
+    assert beside_chart == {"Slope b": cards["Slope"], "b − mean": cards["Slope (mean-adjusted)"],
+                            "(b − mean) / std": cards["Slope (z-adjusted)"]}
+    captions = [c.value for c in app.caption]
+    assert all(card_description(m) in captions for m in default_methods())
+    summary = app.info[0].value
+    assert summary.startswith("**No verdict without calibration.**")
+    assert "the freshly written example scores" in summary
+    assert app.get("download_button")
+
+
+def test_empty_input_gives_a_friendly_message_and_no_chart(page):
+    app = _analyse(page, "   ")
+    assert any("is empty" in i.value for i in app.info)
+    assert not app.get("plotly_chart")
+    assert not app.error
+
+
+def test_html_in_the_passage_is_escaped(page):
+    passage = 'Hi <script>alert("x")</script> and <b>bold</b> & more'
+    app = _analyse(page, passage)
+    heatmap = _heatmap(app)
+    body = heatmap[heatmap.index('<div class="ll-heatmap">'):]
+    assert "<script" not in body and "<b>" not in body and "&amp;" in body
+    parser = _TextAndTags()
+    parser.feed(body)
+    assert parser.tags == {"div", "span"}
+    assert "".join(parser.text) == passage  # what the browser shows is exactly the typed characters
+
+
+class _TextAndTags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_example_buttons_fill_the_passage(page):
+    page.button(key="inspect_example_famous").click().run()
+    assert page.text_area(key="inspect_text_a").value == GETTYSBURG.text
+    page.button(key="inspect_example_fresh").click().run()
+    assert page.text_area(key="inspect_text_a").value == FRESH.text
+
+
+def test_toggles_redraw_without_rescoring(page):
+    app = _analyse(page, GETTYSBURG.text)
+    cache = app.session_state["inspect_cache"]
+    assert len(cache) == 2  # the fast first view and the complete result with k-gram columns
+    result = app.session_state["inspect_result"]
+    assert result.complete
+    app.select_slider(key="inspect_kgram").set_value("3").run()
+    figure = _figure(app)
+    assert figure["layout"]["yaxis"]["title"]["text"] == "log-probability of each token minus its 3-gram baseline"
+    app.radio(key="inspect_values").set_value("probability").run()
+    figure = _figure(app)
+    assert figure["layout"]["yaxis"]["title"]["text"] == "probability of each token minus its 3-gram baseline"
+    assert app.session_state["inspect_result"] is result
+    assert len(app.session_state["inspect_cache"]) == 2
+    # Analysing the same text again comes from the cache.
+    app.button(key="inspect_analyse").click().run()
+    assert app.session_state["inspect_result"] is result
+
+
+def test_compare_two_passages_on_one_chart_with_two_score_columns(page):
+    page.toggle(key="inspect_compare").set_value(True).run()
+    page.button(key="inspect_example_famous").click().run()
+    page.button(key="inspect_example_paraphrase").click().run()
+    assert page.text_area(key="inspect_text_b").value == GETTYSBURG_PARAPHRASE.text
+    app = _analyse(page)
+    names = [t["name"] for t in _figure(app)["data"]]
+    assert names[0] == "Passage A" and names[2] == "Passage B" and len(names) == 4
+    assert len(app.info) == 2  # one honest summary per passage
+    assert sum(m.label == "Log-likelihood (−loss)" for m in app.metric) == 2
+
+
+def test_long_passage_warns_with_the_dropped_token_count(page):
+    page.number_input(key="inspect_max_tokens").set_value(16).run()
+    app = _analyse(page, GETTYSBURG.text)
+    from core.models import bundled_tokenizer
+
+    total = len(bundled_tokenizer()(GETTYSBURG.text, add_special_tokens=False)["input_ids"])
+    warnings = [w.value for w in app.warning]
+    assert any(f"the last {total - 16:,} tokens were dropped" in w for w in warnings), warnings
+    assert "ll-unscored" in _heatmap(app)
+
+
+def test_uploaded_text_file_fills_the_passage_and_bad_files_explain(page):
+    page.get("file_uploader")[0].upload("speech.txt", "Uploaded words here.".encode(), "text/plain")
+    page.run()
+    assert page.text_area(key="inspect_text_a").value == "Uploaded words here."
+    page.get("file_uploader")[0].set_value(("bad.txt", b"\xff\xfe\x00\x01", "text/plain"))
+    page.run()
+    assert not page.exception
+    assert any("binary" in e.value for e in page.error)
+
+
+def test_calibration_set_in_the_session_adds_percentiles(page):
+    from core.passage_summary import Calibration
+
+    page.session_state["leaklens_calibration"] = Calibration(
+        "known texts", members={"loss": [-1.0, -2.0, -3.0, -4.0]}, non_members={"loss": [-20.0, -30.0]}
+    )
+    app = _analyse(page, FRESH.text)
+    tables = app.dataframe
+    assert len(tables) == 1
+    frame = tables[0].value
+    assert list(frame["method"]) == ["Log-likelihood (−loss)"]
+    # tiny-random's log-likelihood (about −10.8) is below every member and above every non-member.
+    assert list(frame["above % of known members"]) == [0.0]
+    assert list(frame["above % of known non-members"]) == [100.0]
+    assert any("calibration set _known texts_" in m.value for m in app.markdown)
+
+
+def test_results_say_which_model_made_them_after_the_picker_changes(page, tmp_path):
+    app = _analyse(page, FRESH.text)
+    app.sidebar.selectbox(key="model_picker").set_value("Other (hub id or local folder)…").run()
+    app.sidebar.text_input(key="model_picker_custom").input(str(tmp_path / "other-model")).run()
+    assert not app.exception, app.exception
+    notes = [i.value for i in app.info]
+    assert any("These results are for `tiny-random`" in n and "other-model" in n for n in notes), notes
+    assert app.get("plotly_chart")  # the earlier result stays visible
+    # Analysing with a model that cannot load explains why, without a traceback.
+    app.button(key="inspect_analyse").click().run()
+    assert not app.exception, app.exception
+    assert app.error and "other-model" in app.error[0].value

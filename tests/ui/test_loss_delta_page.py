@@ -1,0 +1,77 @@
+"""AppTest of the Loss-delta page: a real run on the tiny model into a temporary store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.leakage_data import builtin_problems
+from core.leakage_store import KIND
+from core.store import ResultStore
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = str(REPO / "pages" / "3_Loss_delta.py")
+
+
+@pytest.fixture()
+def store_path(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "results.sqlite"
+    monkeypatch.setenv("LEAKLENS_STORE", str(path))
+    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
+    return path
+
+
+def _page() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=240)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path):
+    # A reference file sharing the built-in set's task ids, so the sets are paired.
+    reference = tmp_path / "ref.jsonl"
+    with reference.open("w") as handle:
+        for p in builtin_problems(limit=4).problems:
+            handle.write(json.dumps({"task_id": p.task_id, "prompt": p.prompt, "solution": p.solution + "\n"}) + "\n")
+    app = _page()
+    app.selectbox(key="ld_test_choice").set_value("LeakLens built-in set").run()
+    app.selectbox(key="ld_ref_choice").set_value("Local path or hub id").run()
+    app.text_input(key="ld_ref_path").input(str(reference)).run()
+    app.number_input(key="ld_limit").set_value(4).run()
+    assert app.multiselect(key="ld_models").value == ["tiny-random"]
+    app.text_input(key="ld_base_0").input("tiny-random").run()
+    app.button(key="ld_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+
+    table = app.dataframe[0].value
+    assert list(table["Model"]) == ["tiny-random"]
+    assert table["Δ"].iloc[0] == pytest.approx(table["L_test"].iloc[0] - table["L_ref"].iloc[0])
+    assert any("paired by task id" in c.value and "wilcoxon" in c.value for c in app.caption)
+    delta2 = app.dataframe[1].value
+    assert delta2["Δ²"].iloc[0] == pytest.approx(0.0)  # the model is its own base
+    assert len(app.get("plotly_chart")) == 3  # L bars, Δ² bars, per-problem scatter
+    runs = ResultStore(store_path).list_runs(KIND)
+    assert len(runs) == 2 and all(r.finished for r in runs)  # one model x two problem sets
+
+
+def test_unpaired_run_and_bad_path_error(store_path, tmp_path):
+    app = _page()
+    app.selectbox(key="ld_test_choice").set_value("LeakLens built-in set").run()
+    app.selectbox(key="ld_ref_choice").set_value("Local path or hub id").run()
+    app.text_input(key="ld_ref_path").input(str(tmp_path / "nothing.jsonl")).run()
+    app.button(key="ld_run").click().run()
+    assert not app.exception, app.exception
+    assert any("File not found" in e.value for e in app.error)
+
+    app.selectbox(key="ld_ref_choice").set_value("HumanEval (offline)").run()
+    app.number_input(key="ld_limit").set_value(3).run()
+    app.button(key="ld_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    assert any("unpaired" in c.value and "mann-whitney" in c.value for c in app.caption)
+    assert len(app.get("plotly_chart")) == 2  # no base model: no Δ² chart

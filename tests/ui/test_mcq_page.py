@@ -1,0 +1,69 @@
+"""AppTest of the MCQ memorization page: a real run of the tiny model on the bundled samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.store import ResultStore
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = str(REPO / "pages" / "4_MCQ_memorization.py")
+
+
+@pytest.fixture(autouse=True)
+def tiny_default(monkeypatch, tmp_path):
+    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
+    monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "results.sqlite"))
+
+
+def _page() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=240)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_run_shows_distribution_summary_ranks_and_question_view(tmp_path):
+    app = _page()
+    app.selectbox(key="mcq_dataset").set_value("MMLU sample (English)")
+    app.number_input(key="mcq_limit").set_value(3)
+    app.checkbox(key="mcq_perm").check()
+    app.button(key="mcq_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["Questions"] == "3"
+    summary = app.dataframe[0].value
+    assert list(summary["probe"]) == ["next_token", "completion"]
+    assert "memorization (single-choice)" in summary.columns and "mitigation" in summary.columns
+    questions = app.dataframe[1].value
+    assert len(questions) == 3 and "order_rank" in questions.columns
+    assert len(app.get("plotly_chart")) == 2
+    html_blocks = [h.proto.body for h in app.get("html")]
+    assert any("Ground truth" in body and "mcq-probe" in body for body in html_blocks)
+    app.radio(key="mcq_which").set_value("shuffled").run()
+    assert not app.exception, app.exception
+    app.button(key="mcq_save").click().run()
+    assert not app.exception, app.exception
+    assert app.success and "kind mcq" in app.success[0].value
+    runs = ResultStore(tmp_path / "results.sqlite").list_runs("mcq")
+    assert len(runs) == 1 and runs[0].n_done == 3 and runs[0].summary["permutation"]["n_orders"] == 24
+
+
+def test_chinese_sample_and_bad_path():
+    app = _page()
+    app.selectbox(key="mcq_dataset").set_value("Chinese exam sample (single + multi-choice)")
+    app.number_input(key="mcq_limit").set_value(15)
+    app.button(key="mcq_run").click().run()
+    assert not app.exception, app.exception
+    summary = app.dataframe[0].value
+    assert summary["memorization (multi-choice)"].notna().all()
+    assert {m.label: m.value for m in app.metric}["Questions"] == "15"
+    app.selectbox(key="mcq_dataset").set_value("Local path or hub id").run()
+    app.text_input(key="mcq_path").input("/nonexistent/exam.jsonl")
+    app.button(key="mcq_run").click().run()
+    assert not app.exception, app.exception
+    assert app.error and "exam.jsonl" in app.error[0].value

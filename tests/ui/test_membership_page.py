@@ -1,0 +1,74 @@
+"""AppTest of the Membership benchmark page: a real run on the tiny model into a temporary store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.benchmark import KIND
+from core.store import ResultStore
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = str(REPO / "pages" / "2_Membership_benchmark.py")
+
+
+@pytest.fixture()
+def store_path(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "results.sqlite"
+    monkeypatch.setenv("LEAKLENS_STORE", str(path))
+    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
+    return path
+
+
+def _page() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=240)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_run_on_ready_example_shows_table_and_stores_run(store_path):
+    app = _page()
+    assert app.radio(key="mb_source").value == "Ready example"
+    assert "WikiMIA" in app.selectbox(key="mb_example").value
+    app.number_input(key="mb_limit").set_value(12).run()
+    app.multiselect(key="mb_methods").set_value(["loss", "zlib"]).run()
+    assert app.multiselect(key="mb_models").value == ["tiny-random"]
+    assert any("12 texts" in c.value for c in app.caption)
+    app.button(key="mb_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+
+    (run,) = ResultStore(store_path).list_runs(KIND)
+    assert run.finished and run.n_done == 12 and run.model == "tiny-random"
+    assert run.dataset == "wikimia_length128.parquet"
+    table = app.dataframe[0].value
+    assert list(table["key"]) == ["loss", "zlib", "blind_baseline", "ensemble"]
+    assert table["AUROC"].iloc[0] == pytest.approx(run.summary["methods"]["loss"]["auroc"])
+    assert table["CI low"].iloc[2] == pytest.approx(run.summary["blind_baseline"]["ci"][0])
+    assert any("Blind baseline AUROC" in m.value for m in [*app.info, *app.warning])
+    assert len(app.get("plotly_chart")) == 3  # bars, ROC, distribution
+    assert any("12 texts scored" in c.value for c in app.caption)
+
+    app.button(key="mb_run").click().run()  # the same run again: read from the store
+    assert not app.exception
+    assert any("read from the store" in c.value for c in app.caption)
+    assert len(ResultStore(store_path).list_runs(KIND)) == 1
+
+
+def test_missing_file_and_bad_column_give_clear_errors(store_path):
+    app = _page()
+    app.radio(key="mb_source").set_value("Local path").run()
+    app.text_input(key="mb_path").set_value("/nowhere/data.csv").run()
+    assert not app.exception
+    assert any("File not found" in e.value for e in app.error)
+
+    app.radio(key="mb_source").set_value("Ready example").run()
+    app.text_input(key="mb_text_col").set_value("no_such_column").run()
+    assert not app.exception
+    assert any("no_such_column" in e.value and "Columns found" in e.value for e in app.error)
+    app.button(key="mb_run").click().run()
+    assert not app.exception
+    assert ResultStore(store_path).list_runs() == []

@@ -1,0 +1,89 @@
+"""AppTest of the Overlap search page: build, list, search, heatmap, highlighted matches, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.overlap.corpus import write_corpus
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = str(REPO / "pages" / "5_Overlap_search.py")
+
+
+@pytest.fixture()
+def page(monkeypatch, tmp_path) -> AppTest:
+    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
+    monkeypatch.setenv("LEAKLENS_CACHE", str(tmp_path / "cache"))
+    app = AppTest.from_file(PAGE, default_timeout=120)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def _click(app: AppTest, label: str) -> AppTest:
+    (button,) = [b for b in app.button if b.label == label]
+    return button.click().run()
+
+
+def _html(app: AppTest) -> str:
+    return "".join(getattr(e.proto, "body", "") for e in app.get("html"))
+
+
+def test_build_search_and_highlight(page, tmp_path):
+    corpus = write_corpus(tmp_path / "data")
+    # A training row with markup: it must be shown escaped.
+    evil_test = "What does the tag <script>alert(1)</script> do inside a web page when loaded twice?"
+    with corpus.plain_path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"text": f"Note: {evil_test} Nothing.", "source": "web"}) + "\n")
+    with corpus.test_path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"id": "evil", "question": evil_test}) + "\n")
+
+    page.text_input(key="overlap_name").input("plain")
+    page.text_input(key="overlap_train_source").input(str(corpus.plain_path))
+    _click(page, "Build index")
+    assert not page.exception, page.exception
+    assert any("Built plain" in s.value for s in page.success)
+    assert any(f"lines {corpus.malformed_line}" in w.value for w in page.warning)  # malformed line reported
+    page.run()
+    table = page.dataframe[0].value
+    assert list(table["name"]) == ["plain"] and int(table["documents"][0]) > 170
+
+    page.text_input(key="overlap_test_source").input(str(corpus.test_path))
+    page.text_input(key="overlap_id_field").input("id")
+    page.checkbox(key="overlap_decontaminate").check()
+    _click(page, "Search")
+    assert not page.exception, page.exception
+    assert not page.error, [e.value for e in page.error]
+    report = page.dataframe[-1].value
+    assert list(report.columns) == ["eval_dataset", "train_plain"]
+    assert 0.2 < float(report["train_plain"][0]) < 0.6
+    assert len(page.get("plotly_chart")) == 1
+    body = _html(page)
+    assert body.count("<mark class=\"ll-match\">") >= 2 * (len(corpus.exact_in_plain) + 1)
+    assert "&lt;script&gt;alert" in body and "<script>alert" not in body
+    assert any("removed" in m.value for m in page.markdown)
+    assert len(page.get("download_button")) >= 3
+
+    _click(page, "Delete index")
+    assert not page.exception, page.exception
+    assert any("No indexes yet" in i.value for i in page.info)
+    assert not (tmp_path / "cache" / "indexes" / "plain").exists()
+
+
+def test_errors_are_messages(page, tmp_path):
+    corpus = write_corpus(tmp_path / "data")
+    page.text_input(key="overlap_name").input("bad")
+    page.text_input(key="overlap_train_source").input(str(corpus.plain_path))
+    page.text_input(key="overlap_text_field").input("body")
+    _click(page, "Build index")
+    assert not page.exception
+    assert "no field 'body'" in page.error[0].value and "'source'" in page.error[0].value
+
+    page.sidebar.radio(key="overlap_backend").set_value("elasticsearch").run()
+    page.sidebar.text_input(key="overlap_es_url").input("http://127.0.0.1:9").run()
+    assert not page.exception
+    assert "unreachable at http://127.0.0.1:9" in page.error[0].value
