@@ -3,12 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,56 +13,19 @@ from core.leakage_store import KIND
 from core.models import bundled_tokenizer, tiny_random_model
 from core.store import ResultStore
 from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+from tests.browser.server import streamlit_server
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
 N_PROBLEMS = 6
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _up(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")
 def delta_app(tmp_path_factory) -> Iterator[tuple[str, Path]]:
     """A server of its own writing to a temporary results store (the shared server writes to the user's)."""
     store_path = tmp_path_factory.mktemp("browser_delta") / "results.sqlite"
-    port = _port()
-    url = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, LEAKLENS_DEFAULT_MODEL="tiny-random", LEAKLENS_STORE=str(store_path))
-    log = tmp_path_factory.mktemp("browser_delta_log") / "server.log"
-    command = [
-        str(Path(sys.executable).with_name("streamlit")), "run", "app.py", "--server.headless", "true",
-        "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
-    ]
-    with open(log, "wb") as handle:
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while not _up(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start:\n{log.read_text(errors='replace')}")
-            time.sleep(0.3)
+    with streamlit_server(tmp_path_factory.mktemp("browser_delta_log"), LEAKLENS_STORE=str(store_path)) as url:
         yield url, store_path
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
 
 
 @pytest.fixture()

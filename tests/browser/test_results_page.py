@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,25 +12,12 @@ from core.data import load_labelled_dataset
 from core.methods import parse_methods
 from core.store import ResultStore
 from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+from tests.browser.server import streamlit_server
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _up(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")
@@ -48,31 +29,8 @@ def results_app_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
     for name in ("wikimia_length128.parquet", "booktection_sample.csv"):
         dataset = load_labelled_dataset(str(DATA / name), limit=24)
         run_membership_benchmark(dataset, "tiny-random", methods, store=store, load_model=lambda spec: tiny_lm)
-    port = _port()
-    url = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, LEAKLENS_DEFAULT_MODEL="tiny-random", LEAKLENS_STORE=str(store_path))
-    log = tmp_path_factory.mktemp("browser_results_log") / "server.log"
-    command = [
-        str(Path(sys.executable).with_name("streamlit")), "run", "app.py", "--server.headless", "true",
-        "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
-    ]
-    with open(log, "wb") as handle:
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while not _up(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start:\n{log.read_text(errors='replace')}")
-            time.sleep(0.3)
+    with streamlit_server(tmp_path_factory.mktemp("browser_results_log"), LEAKLENS_STORE=str(store_path)) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
 
 
 def test_results_page_renders_heatmap_and_roc(results_app_url, browser_page, screenshot_dir):
