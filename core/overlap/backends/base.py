@@ -33,6 +33,13 @@ def check_index_name(name: str) -> str:
     return name
 
 
+def check_index_type(index_type: str) -> str:
+    """The kinds of index every backend can build."""
+    if index_type not in INDEX_TYPES:
+        raise DataError(f"Index type must be one of {', '.join(INDEX_TYPES)}, not '{index_type}'.")
+    return index_type
+
+
 @dataclass(frozen=True)
 class StoredDoc:
     """A document as a backend returns it."""

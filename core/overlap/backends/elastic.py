@@ -19,7 +19,6 @@ import numpy as np
 
 from core.errors import BackendError, DataError
 from core.overlap.backends.base import (
-    INDEX_TYPES,
     Candidates,
     IndexInfo,
     IndexWriter,
@@ -27,6 +26,7 @@ from core.overlap.backends.base import (
     StoredDoc,
     VectorHit,
     check_index_name,
+    check_index_type,
 )
 from core.overlap.sources import Document
 from core.overlap.tokenize import joined, word_tokens
@@ -125,8 +125,7 @@ class ElasticsearchBackend(OverlapBackend):
         overwrite: bool = False,
     ) -> IndexWriter:
         name = check_index_name(name)
-        if index_type not in INDEX_TYPES:
-            raise DataError(f"Index type must be one of {', '.join(INDEX_TYPES)}, not '{index_type}'.")
+        check_index_type(index_type)
         if self._exists(name):
             if not overwrite:
                 raise DataError(f"An Elasticsearch index named '{name}' already exists; delete it first.")

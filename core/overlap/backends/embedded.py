@@ -23,7 +23,6 @@ import numpy as np
 from core.config import cache_subdir
 from core.errors import DataError
 from core.overlap.backends.base import (
-    INDEX_TYPES,
     Candidates,
     IndexInfo,
     IndexWriter,
@@ -31,6 +30,7 @@ from core.overlap.backends.base import (
     StoredDoc,
     VectorHit,
     check_index_name,
+    check_index_type,
 )
 from core.overlap.sources import Document
 from core.overlap.tokenize import gram_hash, joined, ngrams, word_tokens
@@ -64,8 +64,7 @@ class EmbeddedBackend(OverlapBackend):
         overwrite: bool = False,
     ) -> IndexWriter:
         name = check_index_name(name)
-        if index_type not in INDEX_TYPES:
-            raise DataError(f"Index type must be one of {', '.join(INDEX_TYPES)}, not '{index_type}'.")
+        check_index_type(index_type)
         if ngram_size < 1:
             raise DataError("The n-gram size must be at least 1.")
         if (self.root / name).exists() and not overwrite:
