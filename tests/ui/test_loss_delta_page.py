@@ -3,41 +3,23 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from core.leakage_data import builtin_problems
 from core.leakage_store import KIND
 from core.store import ResultStore
 
-REPO = Path(__file__).resolve().parents[2]
-PAGE = str(REPO / "pages" / "3_Loss_delta.py")
+PAGE = "3_Loss_delta.py"
 
 
-@pytest.fixture()
-def store_path(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "results.sqlite"
-    monkeypatch.setenv("LEAKLENS_STORE", str(path))
-    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
-    return path
-
-
-def _page() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=240)
-    app.run()
-    assert not app.exception, app.exception
-    return app
-
-
-def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path):
+def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path, open_page):
     # A reference file sharing the built-in set's task ids, so the sets are paired.
     reference = tmp_path / "ref.jsonl"
     with reference.open("w") as handle:
         for p in builtin_problems(limit=4).problems:
             handle.write(json.dumps({"task_id": p.task_id, "prompt": p.prompt, "solution": p.solution + "\n"}) + "\n")
-    app = _page()
+    app = open_page(PAGE)
     app.selectbox(key="ld_test_choice").set_value("LeakLens built-in set").run()
     app.selectbox(key="ld_ref_choice").set_value("Local path or hub id").run()
     app.text_input(key="ld_ref_path").input(str(reference)).run()
@@ -59,8 +41,8 @@ def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path
     assert len(runs) == 2 and all(r.finished for r in runs)  # one model x two problem sets
 
 
-def test_unpaired_run_and_bad_path_error(store_path, tmp_path):
-    app = _page()
+def test_unpaired_run_and_bad_path_error(store_path, tmp_path, open_page):
+    app = open_page(PAGE)
     app.selectbox(key="ld_test_choice").set_value("LeakLens built-in set").run()
     app.selectbox(key="ld_ref_choice").set_value("Local path or hub id").run()
     app.text_input(key="ld_ref_path").input(str(tmp_path / "nothing.jsonl")).run()

@@ -2,32 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-from streamlit.testing.v1 import AppTest
-
 from core.store import ResultStore
 
-REPO = Path(__file__).resolve().parents[2]
-PAGE = str(REPO / "pages" / "4_MCQ_memorization.py")
+PAGE = "4_MCQ_memorization.py"
 
 
-@pytest.fixture(autouse=True)
-def tiny_default(monkeypatch, tmp_path):
-    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
-    monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "results.sqlite"))
-
-
-def _page() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=240)
-    app.run()
-    assert not app.exception, app.exception
-    return app
-
-
-def test_run_shows_distribution_summary_ranks_and_question_view(tmp_path):
-    app = _page()
+def test_run_shows_distribution_summary_ranks_and_question_view(store_path, open_page):
+    app = open_page(PAGE)
     app.selectbox(key="mcq_dataset").set_value("MMLU sample (English)")
     app.number_input(key="mcq_limit").set_value(3)
     app.checkbox(key="mcq_perm").check()
@@ -49,12 +30,12 @@ def test_run_shows_distribution_summary_ranks_and_question_view(tmp_path):
     app.button(key="mcq_save").click().run()
     assert not app.exception, app.exception
     assert app.success and "kind mcq" in app.success[0].value
-    runs = ResultStore(tmp_path / "results.sqlite").list_runs("mcq")
+    runs = ResultStore(store_path).list_runs("mcq")
     assert len(runs) == 1 and runs[0].n_done == 3 and runs[0].summary["permutation"]["n_orders"] == 24
 
 
-def test_chinese_sample_and_bad_path():
-    app = _page()
+def test_chinese_sample_and_bad_path(open_page):
+    app = open_page(PAGE)
     app.selectbox(key="mcq_dataset").set_value("Chinese exam sample (single + multi-choice)")
     app.number_input(key="mcq_limit").set_value(15)
     app.button(key="mcq_run").click().run()

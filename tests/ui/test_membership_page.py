@@ -2,35 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from core.benchmark import KIND
 from core.store import ResultStore
 
-REPO = Path(__file__).resolve().parents[2]
-PAGE = str(REPO / "pages" / "2_Membership_benchmark.py")
+PAGE = "2_Membership_benchmark.py"
 
 
-@pytest.fixture()
-def store_path(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "results.sqlite"
-    monkeypatch.setenv("LEAKLENS_STORE", str(path))
-    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
-    return path
-
-
-def _page() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=240)
-    app.run()
-    assert not app.exception, app.exception
-    return app
-
-
-def test_run_on_ready_example_shows_table_and_stores_run(store_path):
-    app = _page()
+def test_run_on_ready_example_shows_table_and_stores_run(store_path, open_page):
+    app = open_page(PAGE)
     assert app.radio(key="mb_source").value == "Ready example"
     assert "WikiMIA" in app.selectbox(key="mb_example").value
     app.number_input(key="mb_limit").set_value(12).run()
@@ -58,8 +39,8 @@ def test_run_on_ready_example_shows_table_and_stores_run(store_path):
     assert len(ResultStore(store_path).list_runs(KIND)) == 1
 
 
-def test_missing_file_and_bad_column_give_clear_errors(store_path):
-    app = _page()
+def test_missing_file_and_bad_column_give_clear_errors(store_path, open_page):
+    app = open_page(PAGE)
     app.radio(key="mb_source").set_value("Local path").run()
     app.text_input(key="mb_path").set_value("/nowhere/data.csv").run()
     assert not app.exception
