@@ -187,15 +187,15 @@ def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> g
             "scaleratio": 1,
             "constrain": "domain",
         },
-        height=520,
-        # inside the square, lower right: ROC curves run above the diagonal, so that corner stays empty
+        height=640,
+        # below the square, not inside it: a weak detector's curve can run anywhere, so no corner is safe
         legend={
             "font": {"size": 11},
-            "x": 0.99,
-            "y": 0.01,
-            "xanchor": "right",
-            "yanchor": "bottom",
-            "bgcolor": "rgba(255,255,255,0.8)",
+            "orientation": "v",
+            "x": 0,
+            "y": -0.12,
+            "xanchor": "left",
+            "yanchor": "top",
         },
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
     )
