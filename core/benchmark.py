@@ -99,6 +99,7 @@ class BenchmarkResult:
                     "tpr_at_1_fpr": None if metric is None else metric.tpr_at_1_fpr,
                     "tpr_at_5_fpr": None if metric is None else metric.tpr_at_5_fpr,
                     "n": None if metric is None else metric.n,
+                    "run_id": self.run_id,
                 }
             )
         return rows

@@ -8,6 +8,7 @@ because on date-split benchmarks a detector's AUROC means little without it.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -25,9 +26,19 @@ BASELINE_COLOUR = "#7f7f7f"
 ENSEMBLE_COLOUR = "#2ca02c"
 
 
-def column_label(result: BenchmarkResult, with_model: bool) -> str:
-    """Heatmap / table column name of a run: its dataset, with the model when several models are shown."""
-    return f"{result.dataset} · {result.model}" if with_model else result.dataset
+def column_labels(results: Sequence[BenchmarkResult]) -> list[str]:
+    """One distinct name per run for heatmap columns and pickers.
+
+    The dataset, with the model when several models are shown; runs that would still share a name (a
+    sample and the full file, say) get their size, then their run id. Plotly merges equal category
+    names into one column, which would silently show one run's numbers under both.
+    """
+    with_model = len({r.model for r in results}) > 1
+    labels = [f"{r.dataset} · {r.model}" if with_model else r.dataset for r in results]
+    for suffix in (lambda r: f"n={r.n}", lambda r: f"run {r.run_id[:8]}"):
+        counts = Counter(labels)
+        labels = [f"{label} · {suffix(r)}" if counts[label] > 1 else label for label, r in zip(labels, results)]
+    return labels
 
 
 def _metric_rows(result: BenchmarkResult) -> list[tuple[str, str, MetricResult | None]]:
@@ -43,8 +54,7 @@ def auroc_heatmap(results: Sequence[BenchmarkResult]) -> go.Figure:
     Rows are the union of the runs' methods in first-seen order, then the ensemble and the blind baseline;
     a method a run did not compute is an empty cell.
     """
-    with_model = len({r.model for r in results}) > 1
-    columns = [column_label(r, with_model) for r in results]
+    columns = column_labels(results)
     row_keys: list[str] = []
     row_labels: dict[str, str] = {}
     for result in results:

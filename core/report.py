@@ -18,7 +18,7 @@ from core.benchmark import BenchmarkResult
 from core.errors import LeakLensError
 from core.plots_results import auroc_bars, auroc_heatmap, roc_overlay, top_methods
 
-CSV_COLUMNS = ["dataset", "model", "method", "label", "auroc", "ci_low", "ci_high", "tpr_at_1_fpr", "tpr_at_5_fpr", "n"]
+CSV_COLUMNS = ["dataset", "model", "method", "label", "auroc", "ci_low", "ci_high", "tpr_at_1_fpr", "tpr_at_5_fpr", "n", "run_id"]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px;

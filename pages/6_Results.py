@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.benchmark import latest_per_dataset, stored_results
 from core.errors import LeakLensError
-from core.plots_results import auroc_bars, auroc_heatmap, roc_overlay, top_methods
+from core.plots_results import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
 from core.report import build_report, results_csv
 from core.store import ResultStore
 from ui.common import model_picker, page_setup
@@ -70,7 +70,7 @@ if not results:
 
 st.subheader("Methods × datasets")
 st.plotly_chart(auroc_heatmap(results), width="stretch", key="results_heatmap")
-names = [f"{r.dataset} · {r.model}" for r in results]
+names = column_labels(results)
 index = st.selectbox("Dataset", range(len(results)), format_func=lambda i: names[i], key="results_dataset")
 result = results[index]
 st.plotly_chart(auroc_bars(result), width="stretch", key="results_bars")

@@ -6,6 +6,7 @@ import csv
 import io
 import math
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +18,7 @@ from core.plots_results import (
     ENSEMBLE_LABEL,
     auroc_bars,
     auroc_heatmap,
+    column_labels,
     roc_overlay,
     score_distribution,
     top_methods,
@@ -73,6 +75,20 @@ def test_heatmap_values_and_hover():
     assert list(with_models.data[0].x) == ["wiki <b>.csv · tiny-random", "wiki <b>.csv · smollm2-135m"]
 
 
+def test_runs_on_the_same_dataset_get_distinct_columns():
+    full = _result(dataset="books.csv")
+    sample = replace(full, run_id="sample-run", samples=full.samples[:6])
+    rerun = replace(full, run_id="another-run")
+    assert column_labels([full, sample]) == ["books.csv · n=8", "books.csv · n=6"]
+    assert column_labels([full, sample, rerun]) == [
+        "books.csv · n=8 · run rboo",
+        "books.csv · n=6",
+        "books.csv · n=8 · run another-",
+    ]
+    figure = auroc_heatmap([full, sample])
+    assert len(set(figure.data[0].x)) == 2  # equal names would merge into one column
+
+
 def test_bars_have_ci_error_bars_and_baseline_line():
     result = _result()
     figure = auroc_bars(result)
@@ -111,6 +127,7 @@ def test_csv_export_rows():
     text = results_csv([_result(), _result(dataset="books.csv", keys=("loss",))])
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == 4 + 3
+    assert {r["run_id"] for r in rows} == {"rwik", "rboo"}
     first = rows[0]
     assert first["dataset"] == "wiki <b>.csv" and first["method"] == "loss"
     assert float(first["auroc"]) == pytest.approx(0.875)
