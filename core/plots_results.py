@@ -26,14 +26,15 @@ BASELINE_COLOUR = "#7f7f7f"
 ENSEMBLE_COLOUR = "#2ca02c"
 
 
-def column_labels(results: Sequence[BenchmarkResult]) -> list[str]:
+def column_labels(results: Sequence[BenchmarkResult], *, with_model: bool | None = None) -> list[str]:
     """One distinct name per run for heatmap columns and pickers.
 
-    The dataset, with the model when several models are shown; runs that would still share a name (a
+    The dataset, with the model when several models are shown (or ``with_model`` says so); runs that would still share a name (a
     sample and the full file, say) get their size, then their run id. Plotly merges equal category
     names into one column, which would silently show one run's numbers under both.
     """
-    with_model = len({r.model for r in results}) > 1
+    if with_model is None:
+        with_model = len({r.model for r in results}) > 1
     labels = [f"{r.dataset} · {r.model}" if with_model else r.dataset for r in results]
     for suffix in (lambda r: f"n={r.n}", lambda r: f"run {r.run_id[:8]}"):
         counts = Counter(labels)

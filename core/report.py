@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from core.benchmark import BenchmarkResult
 from core.errors import LeakLensError
-from core.plots_results import auroc_bars, auroc_heatmap, roc_overlay, top_methods
+from core.plots_results import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
 
 CSV_COLUMNS = ["dataset", "model", "method", "label", "auroc", "ci_low", "ci_high", "tpr_at_1_fpr", "tpr_at_5_fpr", "n", "run_id"]
 
@@ -94,8 +94,8 @@ def build_report(results: Sequence[BenchmarkResult], *, title: str = "LeakLens m
         "<h2>All runs</h2>",
         _figure_html(auroc_heatmap(results), first=True),
     ]
-    for result in results:
-        parts.append(f"<h2>{escape(result.dataset)} · {escape(result.model)}</h2>")
+    for result, heading in zip(results, column_labels(results, with_model=True), strict=True):
+        parts.append(f"<h2>{escape(heading)}</h2>")
         members = sum(result.labels)
         parts.append(f'<p class="meta">{result.n} texts ({members} members) · run {escape(result.run_id)}</p>')
         parts.append(_baseline_warning(result))

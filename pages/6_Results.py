@@ -70,7 +70,7 @@ if not results:
 
 st.subheader("Methods × datasets")
 st.plotly_chart(auroc_heatmap(results), width="stretch", key="results_heatmap")
-names = column_labels(results)
+names = column_labels(results, with_model=True)
 index = st.selectbox("Dataset", range(len(results)), format_func=lambda i: names[i], key="results_dataset")
 result = results[index]
 st.plotly_chart(auroc_bars(result), width="stretch", key="results_bars")

@@ -85,8 +85,14 @@ def test_runs_on_the_same_dataset_get_distinct_columns():
         "books.csv · n=6",
         "books.csv · n=8 · run another-",
     ]
+    assert column_labels([full, sample], with_model=True) == [
+        "books.csv · tiny-random · n=8",
+        "books.csv · tiny-random · n=6",
+    ]
     figure = auroc_heatmap([full, sample])
     assert len(set(figure.data[0].x)) == 2  # equal names would merge into one column
+    html = build_report([full, sample])
+    assert "<h2>books.csv · tiny-random · n=8</h2>" in html and "<h2>books.csv · tiny-random · n=6</h2>" in html
 
 
 def test_bars_have_ci_error_bars_and_baseline_line():
