@@ -4,10 +4,14 @@ Prompts of different lengths are left-padded so every row's last prompt token si
 and the next token is read from one place; explicit position ids (counting real tokens only) keep
 padded rows numerically equivalent to unpadded ones. Used by the multiple-choice memorization probes,
 where thousands of short continuations must be generated on modest hardware.
+
+Also the whole-sequence log-probabilities that rank the orders of a question's options, with a path
+that runs the start all the sequences share once and reuses its keys and values.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -135,6 +139,14 @@ def greedy_generate_slow(lm: LoadedModel, prompt: Sequence[int], max_new_tokens:
     return tuple(ids[len(prompt) :])
 
 
+def _check_sequences(lm: LoadedModel, sequences: Sequence[Sequence[int]]) -> None:
+    for i, seq in enumerate(sequences):
+        if len(seq) < 2:
+            raise ValueError(f"Sequence {i} needs a start token and at least one token.")
+        if len(seq) > lm.max_context:
+            raise ValueError(f"Sequence {i} has {len(seq)} tokens; the model's context holds {lm.max_context}.")
+
+
 @torch.inference_mode()
 def sequence_logprobs(
     lm: LoadedModel,
@@ -148,11 +160,7 @@ def sequence_logprobs(
     Only the actual tokens' log-probs are gathered, which is all that ranking whole texts needs
     (the per-token statistics of ``core.scoring`` cost several passes over the vocabulary).
     """
-    for i, seq in enumerate(sequences):
-        if len(seq) < 2:
-            raise ValueError(f"Sequence {i} needs a start token and at least one token.")
-        if len(seq) > lm.max_context:
-            raise ValueError(f"Sequence {i} has {len(seq)} tokens; the model's context holds {lm.max_context}.")
+    _check_sequences(lm, sequences)
     order = sorted(range(len(sequences)), key=lambda i: -len(sequences[i]))
     totals = [0.0] * len(sequences)
     done = 0
@@ -176,5 +184,69 @@ def sequence_logprobs(
         done += len(batch)
         if progress is not None:
             progress(done, len(sequences))
+        start += len(batch)
+    return totals
+
+
+def shared_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens every sequence has in common."""
+    shortest = min((len(s) for s in sequences), default=0)
+    length = 0
+    while length < shortest and all(s[length] == sequences[0][length] for s in sequences):
+        length += 1
+    return length
+
+
+@torch.inference_mode()
+def sequence_logprobs_shared_prefix(
+    lm: LoadedModel,
+    sequences: Sequence[Sequence[int]],
+    *,
+    token_budget: int = DEFAULT_GENERATION_BUDGET,
+) -> list[float]:
+    """The totals of ``sequence_logprobs`` for sequences that start alike, running the common start once.
+
+    Orders of one question's options all begin with the same question text: its keys and values are
+    computed once, copied to every row, and only the differing tails go through the model (and through
+    the vocabulary-wide log-softmax). Without a common start of at least two tokens this is simply
+    ``sequence_logprobs``.
+    """
+    _check_sequences(lm, sequences)
+    # Every sequence keeps at least one token of its own after the shared part.
+    shared = min(shared_prefix_length(sequences), min(len(s) for s in sequences) - 1)
+    if shared < 2:
+        return sequence_logprobs(lm, sequences, token_budget=token_budget)
+    device = lm.device
+    prefix = torch.tensor([list(sequences[0][:shared])], dtype=torch.long, device=device)
+    out = lm.model(input_ids=prefix, use_cache=True)
+    prefix_logp = torch.log_softmax(out.logits[0].float(), dim=-1)
+    prefix_total = float(prefix_logp[:-1].gather(1, prefix[0, 1:, None]).sum().double())
+    first_logp = prefix_logp[-1]  # predicts each sequence's first own token
+    prefix_cache = out.past_key_values
+    tails = [list(s[shared:]) for s in sequences]
+    order = sorted(range(len(tails)), key=lambda i: -len(tails[i]))
+    totals = [0.0] * len(tails)
+    start = 0
+    while start < len(order):
+        width = len(tails[order[start]])
+        rows = max(1, min(MAX_BATCH_ROWS, token_budget // width))
+        batch = order[start : start + rows]
+        input_ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), shared + width), dtype=torch.long)
+        mask[:, :shared] = 1
+        for row, index in enumerate(batch):
+            input_ids[row, : len(tails[index])] = torch.tensor(tails[index], dtype=torch.long)
+            mask[row, shared : shared + len(tails[index])] = 1
+        input_ids, mask = input_ids.to(device), mask.to(device)
+        cache = copy.deepcopy(prefix_cache)
+        cache.batch_repeat_interleave(len(batch))
+        positions = torch.arange(shared, shared + width, device=device).expand(len(batch), width)
+        logits = lm.model(
+            input_ids=input_ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True
+        ).logits[:, :-1].float()
+        picked = logits.gather(2, input_ids[:, 1:, None])[:, :, 0] - torch.logsumexp(logits, dim=-1)
+        tail_totals = (picked * mask[:, shared + 1 :]).sum(-1) + first_logp[input_ids[:, 0]]
+        for row, index in enumerate(batch):
+            totals[index] = prefix_total + float(tail_totals[row].double())
         start += len(batch)
     return totals

@@ -19,7 +19,7 @@ from core.mcq_data import MCQuestion, PromptLayout
 from core.mcq_shuffle import all_orders, apply_permutation
 from core.models import LoadedModel
 from core.progress import ProgressCallback
-from core.generation import sequence_logprobs
+from core.generation import sequence_logprobs_shared_prefix
 
 MAX_OPTIONS_FOR_ORDERS = 5
 """5 options already mean 120 orders per question; 6 would mean 720."""
@@ -106,7 +106,7 @@ def permutation_test(
     *,
     progress: ProgressCallback | None = None,
 ) -> PermutationResult:
-    """Score every order of every question (one batched pass) and rank the original orders."""
+    """Score every order of every question (batched per question) and rank the original orders."""
     layout = layout or PromptLayout()
     if not questions:
         raise InputTextError("No questions to test.")
@@ -121,11 +121,11 @@ def permutation_test(
         raise InputTextError(
             f"Question {questions[too_long[0]].index} does not fit the model's context of {lm.max_context} tokens."
         )
-    totals = sequence_logprobs(lm, flat, progress=progress)
-    return PermutationResult(
-        questions=tuple(
-            QuestionOrders(index=q.index, logprobs=tuple(totals[i * n_orders : (i + 1) * n_orders]))
-            for i, q in enumerate(questions)
-        ),
-        n_orders=n_orders,
-    )
+    scored = []
+    for i, question in enumerate(questions):
+        # One question's orders share its text up to the first option: that part runs once per question.
+        orders = flat[i * n_orders : (i + 1) * n_orders]
+        scored.append(QuestionOrders(index=question.index, logprobs=tuple(sequence_logprobs_shared_prefix(lm, orders))))
+        if progress is not None:
+            progress((i + 1) * n_orders, len(flat))
+    return PermutationResult(questions=tuple(scored), n_orders=n_orders)

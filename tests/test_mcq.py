@@ -11,7 +11,13 @@ import pytest
 import torch
 
 from core.errors import DataError, InputTextError
-from core.generation import greedy_generate, greedy_generate_slow, sequence_logprobs
+from core.generation import (
+    greedy_generate,
+    greedy_generate_slow,
+    sequence_logprobs,
+    sequence_logprobs_shared_prefix,
+    shared_prefix_length,
+)
 from core.mcq import MCQConfig, run_mcq
 from core.mcq_data import MCQColumns, MCQuestion, PromptLayout, load_mcq, to_jsonl, write_jsonl
 from core.mcq_match import edit_similarity, highlight_html, levenshtein, matching_mask, rouge_l, units
@@ -255,6 +261,33 @@ def test_sequence_logprobs_match_a_slow_sum(tiny_lm):
             logp = torch.log_softmax(tiny_lm.model(input_ids=torch.tensor([seq])).logits[0].double(), -1)
         slow = sum(float(logp[i, seq[i + 1]]) for i in range(len(seq) - 1))
         assert total == pytest.approx(slow, abs=1e-3)
+
+
+def test_shared_prefix_length():
+    assert shared_prefix_length([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]]) == 2
+    assert shared_prefix_length([[1, 2], [3, 2]]) == 0
+    assert shared_prefix_length([[1, 2, 3]]) == 3
+
+
+def test_shared_prefix_logprobs_equal_the_plain_path(tiny_lm):
+    tok = tiny_lm.tokenizer
+    start = [tiny_lm.start_token_id] + tok("Which of these is a prime number?", add_special_tokens=False)["input_ids"]
+    tails = ["\nA. 4\nB. 7", "\nA. 7\nB. 4 and some more words here", "!", "\nA. 9"]
+    seqs = [start + tok(t, add_special_tokens=False)["input_ids"] for t in tails]
+    assert shared_prefix_length(seqs) >= len(start) >= 3
+    plain = sequence_logprobs(tiny_lm, seqs)
+    for budget in (4096, 7):  # one batch, then one tail per batch
+        shared = sequence_logprobs_shared_prefix(tiny_lm, seqs, token_budget=budget)
+        assert shared == pytest.approx(plain, abs=1e-3)
+    # one sequence is the shared start itself plus one token: the start stops one token short of it
+    short = [start + [seqs[0][len(start)]], seqs[1]]
+    assert sequence_logprobs_shared_prefix(tiny_lm, short) == pytest.approx(sequence_logprobs(tiny_lm, short), abs=1e-3)
+    # identical sequences, and sequences with nothing in common past the start token
+    assert sequence_logprobs_shared_prefix(tiny_lm, [seqs[0], seqs[0]]) == pytest.approx([plain[0]] * 2, abs=1e-3)
+    other = [[tiny_lm.start_token_id, 5, 6], [tiny_lm.start_token_id, 7, 8, 9]]
+    assert sequence_logprobs_shared_prefix(tiny_lm, other) == pytest.approx(sequence_logprobs(tiny_lm, other), abs=1e-3)
+    with pytest.raises(ValueError):
+        sequence_logprobs_shared_prefix(tiny_lm, [[tiny_lm.start_token_id]])
 
 
 # --- probes end to end ------------------------------------------------------------------------
