@@ -223,6 +223,8 @@ def sequence_logprobs_shared_prefix(
     prefix_total = float(prefix_logp[:-1].gather(1, prefix[0, 1:, None]).sum().double())
     first_logp = prefix_logp[-1]  # predicts each sequence's first own token
     prefix_cache = out.past_key_values
+    if not hasattr(prefix_cache, "batch_repeat_interleave"):  # a model without a reusable cache object
+        return sequence_logprobs(lm, sequences, token_budget=token_budget)
     tails = [list(s[shared:]) for s in sequences]
     order = sorted(range(len(tails)), key=lambda i: -len(tails[i]))
     totals = [0.0] * len(tails)
