@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -13,6 +15,42 @@ ProgressCallback = Callable[[int, int], None]
 
 FALLBACK_BAR_COLUMNS = 100
 FALLBACK_TERMINAL_ROWS = 24
+
+
+class TimeLeft:
+    """Estimates the time left from the work done *since the first report*.
+
+    A resumed run starts with part of its work already in the store; counting that as speed would
+    promise minutes where hours remain. The first ``update`` only sets the starting point.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._start: tuple[float, int] | None = None
+
+    def update(self, done: int, total: int) -> float | None:
+        """Seconds left at the current pace, or None until some new work has been timed."""
+        now = self._clock()
+        if self._start is None:
+            self._start = (now, done)
+            return None
+        started_at, started_done = self._start
+        new_work, elapsed = done - started_done, now - started_at
+        if new_work <= 0 or elapsed <= 0:
+            return None
+        return max(total - done, 0) * elapsed / new_work
+
+
+def format_duration(seconds: float | None) -> str:
+    """'about 40 s' / 'about 7 min' / 'about 1 h 25 min'; empty when unknown."""
+    if seconds is None or not math.isfinite(seconds):
+        return ""
+    if seconds < 60:
+        return f"about {max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"about {minutes} min"
+    return f"about {minutes // 60} h {minutes % 60} min"
 
 
 def _bar_shape(stream: TextIO) -> dict[str, Any]:
@@ -44,8 +82,17 @@ def tqdm_progress(
 
     stream = stream if stream is not None else sys.stderr
     bar = tqdm(desc=description, unit=unit, file=stream, disable=disable, **_bar_shape(stream))
+    first = True
 
     def update(done: int, total: int) -> None:
+        nonlocal first
+        if first:
+            # Work already stored when a run resumes is not this process's speed: tqdm's rate and
+            # time left count from ``initial``, and the clock starts now, not at construction.
+            bar.initial = done
+            if not bar.disable:
+                bar.start_t = time.time()  # tqdm's own clock
+            first = False
         if bar.total != total:
             bar.total = total
         bar.n = done

@@ -9,6 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.models import DEFAULT_MODEL, LoadedModel, available_bundled_models, load_model
+from core.progress import TimeLeft, format_duration
 
 MODEL_KEY = "leaklens_model_spec"
 DEFAULT_MODEL_ENV = "LEAKLENS_DEFAULT_MODEL"
@@ -84,10 +85,13 @@ def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
 
 
 def streamlit_progress(label: str) -> Callable[[int, int], None]:
-    """A ``progress(done, total)`` callback that drives an ``st.progress`` bar."""
+    """A ``progress(done, total)`` callback that drives an ``st.progress`` bar, with the time left."""
     bar = st.progress(0.0, text=label)
+    time_left = TimeLeft()
 
     def update(done: int, total: int) -> None:
-        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{label} ({done}/{total})")
+        left = format_duration(time_left.update(done, total)) if done < total else ""
+        suffix = f" · {left} left" if left else ""
+        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{label} ({done}/{total}{suffix})")
 
     return update
