@@ -29,6 +29,9 @@ KIND = "mia"
 """Store kind of membership benchmark runs."""
 DEFAULT_BATCH_SIZE = 16
 PREVIEW_CHARS = 160
+SCORE_DEFINITIONS = 2
+"""Part of every run key. Raised whenever a stored score would change meaning for the same method key, so
+runs stored before are never read back as if computed now (2: the adjusted slopes are negated)."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,7 @@ def run_key(dataset: LabelledDataset, model_spec: str, methods: Sequence[Method]
         "dataset": dataset.fingerprint,
         "model": model_spec,
         "methods": sorted(m.key for m in methods),
+        "score_definitions": SCORE_DEFINITIONS,
     }
     if max_tokens is not None:
         key["max_tokens"] = int(max_tokens)

@@ -37,7 +37,7 @@ def card_description(method: Method) -> str:
         context = "no context at all" if method.kgram == 1 else f"only the {method.kgram - 1} tokens before it"
         text += f", minus its {series} given {context} (how much the long context helps)"
     if method.adjust == "mean":
-        text += "; the curve's mean is subtracted from the slope"
+        text += ", subtracted from the curve's mean (higher = a more confident curve)"
     elif method.adjust == "z":
-        text += "; the slope minus the curve's mean, divided by its standard deviation"
+        text += "; the curve's mean minus the slope, divided by its standard deviation"
     return text + "."

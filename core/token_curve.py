@@ -51,12 +51,12 @@ class ConfidenceCurve:
 
     @property
     def mean_adjusted(self) -> float:
-        """b − mean(y), as in the original research."""
-        return self.slope - self.mean
+        """mean(y) − b: the research's b − mean(y), negated so higher = member (as the detector scores it)."""
+        return self.mean - self.slope
 
     @property
     def z_adjusted(self) -> float:
-        """(b − mean(y)) / std(y); 0 when y is constant."""
+        """(mean(y) − b) / std(y); 0 when y is constant."""
         return self.mean_adjusted / self.std if self.std > 0 else 0.0
 
 

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from core.cli import main
 from core.store import FINISHED, ResultStore
 
@@ -56,3 +58,53 @@ def test_mia_errors_are_clear(tmp_path, capsys):
     bad.write_text("text,label\nhello there,1\ngeneral kenobi,2\n")
     assert main(["mia", "--dataset", str(bad), "--model", "tiny-random", "--store", store]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_killed_run_resumes_where_it_stopped(tmp_path):
+    """A real `python -m core mia` process killed with SIGKILL mid-run: the next identical command scores
+    only the texts that were not stored yet, and ends with the same scores as an uninterrupted run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store_path = tmp_path / "results.sqlite"
+    repo = Path(__file__).resolve().parents[1]
+    args = [sys.executable, "-m", "core", "mia", "--dataset", str(DATA / "wikimia_length128.parquet"),
+            "--model", "tiny-random", "--limit", "30", "--batch-size", "2", "--store", str(store_path)]
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+    child = subprocess.Popen(args, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    store = ResultStore(store_path)
+    deadline = time.monotonic() + 240
+    n_done = 0
+    while time.monotonic() < deadline and child.poll() is None:
+        runs = store.list_runs("mia") if store_path.exists() else []
+        if runs and runs[0].n_done >= 6:
+            child.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    child.wait(timeout=60)
+    assert child.returncode == -signal.SIGKILL, child.stderr.read().decode()[-2000:]
+    (run,) = store.list_runs("mia")
+    n_done = run.n_done
+    assert run.status == "interrupted" and 6 <= n_done < 30 and n_done % 2 == 0  # whole batches only
+
+    resumed = subprocess.run(args + ["--out", str(tmp_path / "resumed.json")], cwd=repo, env=env,
+                             capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert f"{30 - n_done} texts scored" in resumed.stdout
+    (run,) = store.list_runs("mia")
+    assert run.status == FINISHED and run.n_done == 30
+
+    fresh_store = tmp_path / "fresh.sqlite"
+    fresh_args = [a if a != str(store_path) else str(fresh_store) for a in args]
+    fresh = subprocess.run(fresh_args + ["--out", str(tmp_path / "fresh.json")], cwd=repo, env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert fresh.returncode == 0, fresh.stderr[-2000:]
+    got = json.loads((tmp_path / "resumed.json").read_text())["samples"]
+    want = json.loads((tmp_path / "fresh.json").read_text())["samples"]
+    assert [s["id"] for s in got] == [s["id"] for s in want]
+    for a, b in zip(got, want, strict=True):
+        for key, value in b["scores"].items():
+            assert a["scores"][key] == pytest.approx(value, rel=1e-4, abs=1e-5), (a["id"], key)

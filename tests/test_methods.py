@@ -78,8 +78,9 @@ def test_slope_variants_by_hand():
     # y = [-4, -1, -3, -0.5, -2], ȳ = -2.1; x − x̄ = [-2, -1, 0, 1, 2]:
     # b = Σ(x − x̄)·y / Σ(x − x̄)² = (8 + 1 + 0 − 0.5 − 4) / 10 = 0.45.
     assert ProbabilitySlope().score(records) == pytest.approx(0.45)
-    assert ProbabilitySlope(adjust="mean").score(records) == pytest.approx(0.45 + 2.1)
-    assert ProbabilitySlope(adjust="z").score(records) == pytest.approx((0.45 + 2.1) / LOGPROBS.std())
+    # mean-adjusted = ȳ − b (the research's b − ȳ, negated so higher = member) = −2.1 − 0.45
+    assert ProbabilitySlope(adjust="mean").score(records) == pytest.approx(-2.1 - 0.45)
+    assert ProbabilitySlope(adjust="z").score(records) == pytest.approx((-2.1 - 0.45) / LOGPROBS.std())
 
 
 def test_slope_kgram_normalisation_subtracts_the_local_context_logprob():
@@ -89,7 +90,7 @@ def test_slope_kgram_normalisation_subtracts_the_local_context_logprob():
     # slope of [1, 2, 0, 2, 0]: Σ(x−x̄)(y−ȳ) = (−2)(0)+(−1)(1)+0+(1)(1)+(2)(−1) = −2; Σ(x−x̄)² = 10.
     assert ProbabilitySlope(kgram=1).score(records) == pytest.approx(-0.2)
     assert ProbabilitySlope(kgram=2, adjust="mean").score(records) == pytest.approx(
-        linear_fit(LOGPROBS - KGRAM[1])[1] - (LOGPROBS - KGRAM[1]).mean()
+        (LOGPROBS - KGRAM[1]).mean() - linear_fit(LOGPROBS - KGRAM[1])[1]
     )
 
 

@@ -100,6 +100,21 @@ def test_real_model_finds_the_famous_opening_far_more_predictable(smollm2):
     assert "nearer the famous example" in summary
 
 
+@pytest.mark.slow
+def test_real_model_orients_every_loss_and_adjusted_slope_score_towards_the_famous_passage(smollm2):
+    """Higher = more likely seen holds for the detectors built on the curve's level, k-gram ones included.
+
+    The research's b − mean(y) would rank the memorised passage *below* the fresh one (the slope is tiny
+    beside the mean): LeakLens scores it negated, so these all agree with the perplexity ordering.
+    """
+    methods = default_methods()
+    famous, fresh = analyse_passages(smollm2, [GETTYSBURG.text, FRESH.text], methods)
+    level_based = [m.key for m in methods if m.key in ("loss", "min_k_20") or m.key.endswith(("_mean", "_z"))]
+    assert len(level_based) == 11
+    below = {k: (famous.scores[k], fresh.scores[k]) for k in level_based if famous.scores[k] <= fresh.scores[k]}
+    assert not below, below
+
+
 def test_upload_decoding_gives_clear_errors():
     assert decode_text_upload("\ufeffHéllo".encode("utf-8"), "a.txt") == "Héllo"
     with pytest.raises(InputTextError, match="binary"):

@@ -31,8 +31,8 @@ def test_logprob_curve_and_fitted_line_match_the_hand_fit():
     assert math.isclose(curve.intercept, -2.95)
     np.testing.assert_allclose(curve.fitted, [-2.95, -2.15, -1.35, -0.55])
     # Population std of y: sqrt((1.25² + 0.25² + 0.25² + 1.25²) / 4) = sqrt(0.8125).
-    assert math.isclose(curve.mean_adjusted, 0.8 + 1.75)
-    assert math.isclose(curve.z_adjusted, 2.55 / math.sqrt(0.8125))
+    assert math.isclose(curve.mean_adjusted, -1.75 - 0.8)  # ȳ − b
+    assert math.isclose(curve.z_adjusted, -2.55 / math.sqrt(0.8125))
     assert curve.tokens == ("<b>", "one", " two", "\nthree")
     assert list(curve.ranks) == [9, 3, 2, 1]
 
@@ -119,7 +119,7 @@ def test_score_cards_put_headline_detectors_first_and_describe_each_slope_varian
     assert card_description(methods[0]) == methods[0].description
     assert card_description(ProbabilitySlope(values="prob", kgram=3, adjust="z")) == (
         "Slope of the straight line through each token's probability, minus its probability given only the "
-        "2 tokens before it (how much the long context helps); the slope minus the curve's mean, divided by "
+        "2 tokens before it (how much the long context helps); the curve's mean minus the slope, divided by "
         "its standard deviation."
     )
     assert "given no context at all" in card_description(ProbabilitySlope(kgram=1))

@@ -195,10 +195,11 @@ def render_curve(result: InspectResult) -> None:
                     st.markdown(f"**{curve.name}**")
                 st.metric("Slope b", _fmt(curve.slope),
                           help="Least-squares slope of the curve, per token: rising confidence along the passage.")
-                st.metric("b − mean", _fmt(curve.mean_adjusted),
-                          help="The slope minus the curve's mean (the mean-adjusted slope).")
-                st.metric("(b − mean) / std", _fmt(curve.z_adjusted),
-                          help="The mean-adjusted slope divided by the curve's standard deviation (z-adjusted).")
+                st.metric("mean − b", _fmt(curve.mean_adjusted),
+                          help="The curve's mean minus its slope: the mean-adjusted slope score (the research's "
+                               "b − mean, negated so that higher = more likely seen, like every score here).")
+                st.metric("(mean − b) / std", _fmt(curve.z_adjusted),
+                          help="The mean-adjusted score divided by the curve's standard deviation (z-adjusted).")
 
 
 def render_heatmaps(result: InspectResult) -> None:

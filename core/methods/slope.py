@@ -4,7 +4,14 @@ y_i is the token's log-prob (or probability), optionally k-gram normalised:
 ``y_i = log p(x_i | x_<i) − log p(x_i | start + the k−1 tokens before it)``, i.e. how much the long
 context helps beyond local word statistics. The line ``y_i = a + b·i`` is fitted by ordinary least
 squares over positions i = 0..n−1 (the same fit as sklearn's ``LinearRegression``); the score is
-b, or b − mean(y) ("mean-adjusted"), or (b − mean(y)) / std(y) ("z-adjusted").
+b, or the research's mean-adjusted b − mean(y) and z-adjusted (b − mean(y)) / std(y), both negated.
+
+Why negated: every LeakLens score is oriented higher = more likely a member. The slope b is a small
+per-token number (≈ 0.01), so b − mean(y) is dominated by −mean(y), and a member's curve sits *higher*
+(the model is more confident, and with k-gram normalisation the long context helps more). Un-negated,
+these variants rank members below non-members: measured with SmolLM2-135M, b − mean(y) gives AUROC
+0.35 on BookTection, exactly 1 − AUROC of the loss. Negating keeps the research's quantity and ranking
+power and makes its AUROC comparable with every other detector's.
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ class ProbabilitySlope(Method):
     kgram: int = 0
     """0 = no normalisation; k in 1..6 subtracts the log-prob given only the k−1 previous tokens."""
     adjust: Adjust = "none"
-    """'none' = slope b; 'mean' = b − mean(y); 'z' = (b − mean(y)) / std(y)."""
+    """'none' = slope b; 'mean' = mean(y) − b; 'z' = (mean(y) − b) / std(y) (the research's b − mean(y), negated)."""
 
     family = "slope"
     title = "Probability slope"
@@ -97,7 +104,7 @@ class ProbabilitySlope(Method):
         _, b = linear_fit(y)
         if self.adjust == "none":
             return b
-        adjusted = b - float(y.mean())
+        adjusted = float(y.mean()) - b  # −(b − mean(y)): higher = member, see the module docstring
         if self.adjust == "mean":
             return adjusted
         std = float(y.std())

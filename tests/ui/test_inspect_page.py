@@ -55,11 +55,11 @@ def test_pasted_passage_shows_curve_heatmap_and_every_score_card(page):
     labels = [m.label for m in app.metric]
     for method in default_methods():
         assert method.label in labels
-    beside_chart = {m.label: m.value for m in app.metric if m.label in ("Slope b", "b − mean", "(b − mean) / std")}
+    beside_chart = {m.label: m.value for m in app.metric if m.label in ("Slope b", "mean − b", "(mean − b) / std")}
     cards = {m.label: m.value for m in app.metric}
     # The numbers beside the chart are the slope detectors' scores for the curve shown (log-prob, no k-gram).
-    assert beside_chart == {"Slope b": cards["Slope"], "b − mean": cards["Slope (mean-adjusted)"],
-                            "(b − mean) / std": cards["Slope (z-adjusted)"]}
+    assert beside_chart == {"Slope b": cards["Slope"], "mean − b": cards["Slope (mean-adjusted)"],
+                            "(mean − b) / std": cards["Slope (z-adjusted)"]}
     captions = [c.value for c in app.caption]
     assert all(card_description(m) in captions for m in default_methods())
     summary = app.info[0].value
