@@ -87,9 +87,12 @@ cols[1].download_button("Report (self-contained HTML)", lambda: build_report(res
                         mime="text/html", key="results_html",
                         help="Opens in any browser without the app or a network connection.")
 with cols[2].popover("Delete a run"):
-    doomed = st.selectbox("Run", [r.run_id for r in runs], key="results_delete_choice",
-                          format_func=lambda rid: next(f"{r.dataset} · {r.model} · {r.status} · {rid[:8]}"
-                                                       for r in runs if r.run_id == rid))
-    if st.button("Delete", key="results_delete", type="primary"):
+    by_id = {r.run_id: r for r in runs}
+    doomed = st.selectbox("Run", list(by_id), key="results_delete_choice",
+                          format_func=lambda rid: f"{by_id[rid].dataset} · {by_id[rid].model} · "
+                                                  f"{by_id[rid].status} · {rid[:8]}")
+    # Deleting cannot be undone and a run can stand for hours of scoring: ask for an explicit tick first.
+    sure = st.checkbox(f"Delete its {by_id[doomed].n_done} scored texts for good", key="results_delete_sure")
+    if st.button("Delete", key="results_delete", type="primary", disabled=not sure):
         store.delete_run(doomed)
         st.rerun()

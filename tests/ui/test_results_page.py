@@ -81,3 +81,16 @@ def test_model_filter_and_empty_store(filled_store, monkeypatch, tmp_path):
 
     empty = _page(tmp_path / "empty.sqlite", monkeypatch)
     assert any("No stored runs yet" in i.value for i in empty.info)
+
+
+def test_deleting_a_run_needs_an_explicit_tick(filled_store, monkeypatch):
+    app = _page(filled_store, monkeypatch)
+    store = ResultStore(filled_store)
+    before = {r.run_id for r in store.list_runs()}
+    doomed = app.selectbox(key="results_delete_choice").value
+    assert app.button(key="results_delete").disabled  # no delete without the tick
+    app.checkbox(key="results_delete_sure").check().run()
+    assert not app.button(key="results_delete").disabled
+    app.button(key="results_delete").click().run()
+    assert not app.exception, app.exception
+    assert {r.run_id for r in store.list_runs()} == before - {doomed}
