@@ -32,6 +32,10 @@ PREVIEW_CHARS = 160
 SCORE_DEFINITIONS = 2
 """Part of every run key. Raised whenever a stored score would change meaning for the same method key, so
 runs stored before are never read back as if computed now (2: the adjusted slopes are negated)."""
+OLD_DEFINITIONS_NOTE = (
+    "Stored by an earlier LeakLens: its mean- and z-adjusted slope scores have the opposite sign (their AUROC "
+    "is 1 − today's). Run the benchmark again to score it with the current definitions."
+)
 
 
 @dataclass(frozen=True)
@@ -348,6 +352,9 @@ def result_from_store(
     if not run.finished or run.summary is None:
         raise LeakLensError(f"Run {run.run_id} is not finished ({run.status}); run it again to resume it.")
     summary = run.summary
+    notes = list(summary.get("notes", []))
+    if run.key.get("score_definitions") != SCORE_DEFINITIONS:
+        notes.insert(0, OLD_DEFINITIONS_NOTE)
     samples = store.load_samples(run.run_id)
     if order is not None:
         position = {sample_id: i for i, sample_id in enumerate(order)}
@@ -364,7 +371,7 @@ def result_from_store(
         metrics={k: metric_from_store(v) for k, v in summary["methods"].items()},
         blind_baseline=metric_from_store(summary.get("blind_baseline")),
         ensemble=metric_from_store(summary.get("ensemble")),
-        notes=list(summary.get("notes", [])),
+        notes=notes,
         elapsed_s=elapsed_s,
     )
 

@@ -73,6 +73,8 @@ st.plotly_chart(auroc_heatmap(results), width="stretch", key="results_heatmap")
 names = column_labels(results, with_model=True)
 index = st.selectbox("Dataset", range(len(results)), format_func=lambda i: names[i], key="results_dataset")
 result = results[index]
+for note in result.notes:
+    st.caption(f"Note: {note}")
 st.plotly_chart(auroc_bars(result), width="stretch", key="results_bars")
 available = [k for k in result.method_keys if result.metrics.get(k) is not None]
 shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),

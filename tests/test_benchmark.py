@@ -12,8 +12,10 @@ import pytest
 from core.analysis import analyse_passages
 from core.benchmark import (
     KIND,
+    OLD_DEFINITIONS_NOTE,
     dataset_display_name,
     result_from_store,
+    run_key,
     run_membership_benchmark,
     stored_results,
 )
@@ -22,7 +24,7 @@ from core.errors import LeakLensError
 from core.methods import Method, parse_methods
 from core.metrics import blind_baseline, ensemble, evaluate, roc_points
 from core.models import tiny_random_model, wrap_model
-from core.store import FINISHED, INTERRUPTED, ResultStore
+from core.store import FINISHED, INTERRUPTED, ResultStore, SampleRow
 from core.tables import Table
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -95,6 +97,27 @@ def test_finished_run_comes_from_store_without_model(tmp_path, tiny_lm, wikimia_
     assert rebuilt.to_json() == first.to_json()
     assert [r.run_id for r in stored_results(store)] == [first.run_id]
     assert stored_results(store, model="other") == []
+
+
+def test_runs_stored_under_older_score_definitions_are_kept_but_not_reused(tmp_path, tiny_lm, wikimia_small):
+    store = ResultStore(tmp_path / "r.sqlite")
+    methods = parse_methods(METHODS)
+    key = run_key(wikimia_small, "tiny-random", methods, None)
+    old_key = {k: v for k, v in key.items() if k != "score_definitions"}  # what earlier versions wrote
+    old = store.get_or_create_run(KIND, old_key, {"dataset": "wikimia_length128.parquet", "model": "tiny-random",
+                                                  "n_total": wikimia_small.n})
+    rows = [SampleRow(i, y, {m.key: 0.0 for m in methods}) for i, y in zip(wikimia_small.ids, wikimia_small.labels)]
+    store.add_samples(old.run_id, rows)
+    store.finish_run(old.run_id, {"dataset": "wikimia_length128.parquet", "model": "tiny-random",
+                                  "methods": {m.key: None for m in methods}})
+
+    loader = CountingLoader(tiny_lm)
+    current = run_membership_benchmark(wikimia_small, "tiny-random", methods, store=store, load_model=loader)
+    assert loader.calls == ["tiny-random"] and current.n_computed == wikimia_small.n  # scored afresh
+    assert current.run_id != old.run_id and OLD_DEFINITIONS_NOTE not in current.notes
+    assert {r.run_id for r in store.list_runs(KIND)} == {old.run_id, current.run_id}  # nothing deleted
+    assert result_from_store(store, store.get_run(old.run_id)).notes[0] == OLD_DEFINITIONS_NOTE
+    assert OLD_DEFINITIONS_NOTE not in result_from_store(store, store.get_run(current.run_id)).notes
 
 
 def test_interrupted_run_resumes_only_missing(tmp_path, tiny_lm, wikimia_small):
