@@ -81,18 +81,15 @@ def tqdm_progress(
     from tqdm import tqdm
 
     stream = stream if stream is not None else sys.stderr
-    bar = tqdm(desc=description, unit=unit, file=stream, disable=disable, **_bar_shape(stream))
-    first = True
+    bar = None
 
     def update(done: int, total: int) -> None:
-        nonlocal first
-        if first:
-            # Work already stored when a run resumes is not this process's speed: tqdm's rate and
-            # time left count from ``initial``, and the clock starts now, not at construction.
-            bar.initial = done
-            if not bar.disable:
-                bar.start_t = time.time()  # tqdm's own clock
-            first = False
+        nonlocal bar
+        if bar is None:
+            # Made at the first report, when the total is known. ``initial`` keeps work a resumed run found
+            # already stored out of tqdm's rate and time left: it is not this process's speed.
+            bar = tqdm(desc=description, unit=unit, file=stream, disable=disable, total=total, initial=done,
+                       **_bar_shape(stream))
         if bar.total != total:
             bar.total = total
         bar.n = done
@@ -101,4 +98,5 @@ def tqdm_progress(
     try:
         yield update
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()

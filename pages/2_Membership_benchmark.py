@@ -14,7 +14,7 @@ from core.methods.reference import DEFAULT_REFERENCE
 from core.models import available_bundled_models
 from core.plots_results import auroc_bars, roc_overlay, score_distribution, top_methods
 from core.store import ResultStore
-from core.tables import load_uploaded
+from core.tables import is_local_source, load_uploaded
 from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
 
 RESULTS_KEY = "membership_benchmark_runs"
@@ -148,8 +148,7 @@ except LeakLensError as exc:
     st.stop()
 
 dataset: LabelledDataset | None = None
-is_hub = choice is not None and choice[0] == "source" and "/" in choice[1]["source"] and not (
-    choice[1]["source"].startswith(("/", ".", "~")))
+is_hub = choice is not None and choice[0] == "source" and not is_local_source(choice[1]["source"])
 if choice is not None and not is_hub:  # hub data is fetched only when the run starts
     try:
         dataset = _load(choice, text_col, label_col, limit or None, seed)
