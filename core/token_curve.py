@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from core.methods.slope import Values, linear_fit, slope_series
+from core.methods.slope import Values, adjusted_slope, linear_fit, slope_series
 from core.scoring import MAX_KGRAM, TokenRecords
 
 CURVE_COLOURS = ("#1f5f7a", "#e4572e", "#6a994e", "#8e7dbe")
@@ -42,22 +42,14 @@ class ConfidenceCurve:
         return self.intercept + self.slope * self.positions
 
     @property
-    def mean(self) -> float:
-        return float(self.y.mean())
-
-    @property
-    def std(self) -> float:
-        return float(self.y.std())
-
-    @property
     def mean_adjusted(self) -> float:
-        """mean(y) − b: the research's b − mean(y), negated so higher = member (as the detector scores it)."""
-        return self.mean - self.slope
+        """mean(y) − b, exactly as the mean-adjusted slope detector scores this curve."""
+        return adjusted_slope(self.y, self.slope, "mean")
 
     @property
     def z_adjusted(self) -> float:
-        """(mean(y) − b) / std(y); 0 when y is constant."""
-        return self.mean_adjusted / self.std if self.std > 0 else 0.0
+        """(mean(y) − b) / std(y), exactly as the z-adjusted detector scores it; 0 when y is constant."""
+        return adjusted_slope(self.y, self.slope, "z")
 
 
 def confidence_curve(records: TokenRecords, name: str, values: Values = "logprob", kgram: int = 0) -> ConfidenceCurve:

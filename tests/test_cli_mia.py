@@ -77,7 +77,6 @@ def test_killed_run_resumes_where_it_stopped(tmp_path):
     child = subprocess.Popen(args, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     store = ResultStore(store_path)
     deadline = time.monotonic() + 240
-    n_done = 0
     while time.monotonic() < deadline and child.poll() is None:
         runs = store.list_runs("mia") if store_path.exists() else []
         if runs and runs[0].n_done >= 6:

@@ -52,6 +52,20 @@ def linear_fit(y: np.ndarray) -> tuple[float, float]:
     return float(y.mean() - b * x.mean()), b
 
 
+def adjusted_slope(y: np.ndarray, b: float, adjust: Adjust) -> float:
+    """The score for slope ``b`` of ``y``: b itself, mean(y) − b, or (mean(y) − b) / std(y) (0 when y is flat).
+
+    The adjusted forms are the research's b − mean(y) negated, so higher = member (see the module docstring).
+    """
+    if adjust == "none":
+        return b
+    adjusted = float(y.mean()) - b
+    if adjust == "mean":
+        return adjusted
+    std = float(y.std())
+    return adjusted / std if std > 0 else 0.0
+
+
 @dataclass(frozen=True)
 class ProbabilitySlope(Method):
     values: Values = "logprob"
@@ -102,10 +116,4 @@ class ProbabilitySlope(Method):
     def score(self, records: TokenRecords, aux: AuxiliaryRecords | None = None) -> float:
         y = slope_series(records, self.values, self.kgram)
         _, b = linear_fit(y)
-        if self.adjust == "none":
-            return b
-        adjusted = float(y.mean()) - b  # −(b − mean(y)): higher = member, see the module docstring
-        if self.adjust == "mean":
-            return adjusted
-        std = float(y.std())
-        return adjusted / std if std > 0 else 0.0
+        return adjusted_slope(y, b, self.adjust)
