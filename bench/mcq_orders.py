@@ -26,10 +26,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from scoring import machine  # noqa: E402
 
-from core.generation import sequence_logprobs, sequence_logprobs_shared_prefix, shared_prefix_length  # noqa: E402
-from core.mcq_data import PromptLayout, load_mcq  # noqa: E402
-from core.mcq_permutation import QuestionOrders, order_texts  # noqa: E402
-from core.models import load_model  # noqa: E402
+from core.engine.generation import sequence_logprobs, sequence_logprobs_shared_prefix, shared_prefix_length  # noqa: E402
+from core.data.questions import PromptLayout, load_mcq  # noqa: E402
+from core.mcq.permutation import QuestionOrders, order_texts  # noqa: E402
+from core.engine.models import load_model  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "mmlu_sample.jsonl"
 

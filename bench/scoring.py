@@ -28,11 +28,11 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from core.analysis import analyse_passages  # noqa: E402
+from core.membership.analysis import analyse_passages  # noqa: E402
 from core.methods import Method, default_methods  # noqa: E402
-from core.models import LoadedModel, load_model  # noqa: E402
-from core.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, _length_batches, encode_texts, score_texts  # noqa: E402
-from core.tables import load_rows  # noqa: E402
+from core.engine.models import LoadedModel, load_model  # noqa: E402
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, _length_batches, encode_texts, score_texts  # noqa: E402
+from core.data.tables import load_rows  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "wikimia_length128.parquet"
 MATMUL_SHAPES = [(2048, 576, 1536), (2048, 1536, 576), (2048, 576, 576), (1024, 576, 49152)]

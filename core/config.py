@@ -22,3 +22,9 @@ def cache_subdir(name: str) -> Path:
     path = cache_dir() / name
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+"""The checkout: ``core/`` sits directly below it."""
+ASSETS_DIR = PROJECT_ROOT / "assets"
+"""Files shipped with the project: the reference problem set, demo data, logos."""

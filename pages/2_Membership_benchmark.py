@@ -6,15 +6,15 @@ from dataclasses import replace
 
 import streamlit as st
 
-from core.benchmark import BenchmarkResult, result_from_store, run_membership_benchmark
-from core.data import KNOWN_DATASETS, LabelledDataset, labelled_from_table, load_labelled_dataset
+from core.membership.benchmark import BenchmarkResult, result_from_store, run_membership_benchmark
+from core.data.labelled import KNOWN_DATASETS, LabelledDataset, labelled_from_table, load_labelled_dataset
 from core.errors import LeakLensError
 from core.methods import default_methods, parse_methods
 from core.methods.reference import DEFAULT_REFERENCE
-from core.models import available_bundled_models
-from core.plots_results import auroc_bars, roc_overlay, score_distribution, top_methods
-from core.store import ResultStore
-from core.tables import is_local_source, load_uploaded
+from core.engine.models import available_bundled_models
+from core.viz.membership_plots import auroc_bars, roc_overlay, score_distribution, top_methods
+from core.store.results import ResultStore
+from core.data.tables import is_local_source, load_uploaded
 from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
 
 RESULTS_KEY = "membership_benchmark_runs"

@@ -7,11 +7,11 @@ import html
 import streamlit as st
 
 from core.errors import LeakLensError
-from core.leakage import DELTA2_THRESHOLD, LeakageReport, ModelRequest, run_leakage_test
-from core.leakage_data import BUILTIN, HUMANEVAL, SKY_SHADOW, ProblemSet, load_problem_set, load_uploaded_problems
-from core.models import available_bundled_models
-from core.plots_leakage import delta2_bars, delta_bars, problem_scatter
-from core.store import ResultStore
+from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport, ModelRequest, run_leakage_test
+from core.data.problems import BUILTIN, HUMANEVAL, SKY_SHADOW, ProblemSet, load_problem_set, load_uploaded_problems
+from core.engine.models import available_bundled_models
+from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
+from core.store.results import ResultStore
 from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
 
 REPORT_KEY = "loss_delta_report"

@@ -9,15 +9,15 @@ from pathlib import Path
 import streamlit as st
 
 from core.errors import LeakLensError
-from core.mcq import MCQConfig
-from core.mcq_data import MCQColumns, MCQDataset, PromptLayout, load_mcq, questions_from_table, to_jsonl
-from core.mcq_match import SIMILARITY_METRICS
-from core.mcq_report import MCQReport, run_benchmark
-from core.mcq_store import save_report
-from core.mcq_view import question_html
-from core.plots_mcq import PROBE_TITLES, rank_histogram, score_distribution
-from core.store import ResultStore
-from core.tables import load_uploaded
+from core.mcq.completion import MCQConfig
+from core.data.questions import MCQColumns, MCQDataset, PromptLayout, load_mcq, questions_from_table, to_jsonl
+from core.mcq.match import SIMILARITY_METRICS
+from core.mcq.study import MCQReport, run_benchmark
+from core.mcq.stored import save_report
+from core.viz.mcq_view import question_html
+from core.viz.mcq_plots import PROBE_TITLES, rank_histogram, score_distribution
+from core.store.results import ResultStore
+from core.data.tables import load_uploaded
 from ui.common import get_model, model_picker, page_setup, streamlit_progress
 
 REPORT_KEY = "mcq_report"

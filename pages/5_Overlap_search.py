@@ -18,8 +18,8 @@ from core.overlap.indexing import DEFAULT_NGRAM_SIZE, build_index
 from core.overlap.matching import DEFAULT_SEARCH_SIZE, SearchSettings, search
 from core.overlap.report import write_outputs
 from core.overlap.sources import TrainingSource, dataset_name, eval_set_from_table, parse_mixer, parse_query_filter
-from core.plots_overlap import contamination_heatmap, highlighted_html
-from core.tables import load_rows, load_uploaded
+from core.viz.overlap_plots import contamination_heatmap, highlighted_html
+from core.data.tables import load_rows, load_uploaded
 from ui.common import model_picker, page_setup, streamlit_progress
 
 RESULT_KEY = "overlap_result"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.benchmark import latest_per_dataset, stored_results
+from core.membership.benchmark import latest_per_dataset, stored_results
 from core.errors import LeakLensError
-from core.plots_results import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
-from core.report import build_report, results_csv
-from core.store import ResultStore
+from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
+from core.viz.report import build_report, results_csv
+from core.store.results import ResultStore
 from ui.common import model_picker, page_setup
 
 page_setup("Results")

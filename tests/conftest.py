@@ -12,7 +12,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest  # noqa: E402
 
-from core.models import LoadedModel, load_model  # noqa: E402
+from core.engine.models import LoadedModel, load_model  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Benchmark runs: scores equal the direct path, metrics equal core.metrics, resume, store reuse, JSON."""
+"""Benchmark runs: scores equal the direct path, metrics equal core.stats.metrics, resume, store reuse, JSON."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core.analysis import analyse_passages
-from core.benchmark import (
+from core.membership.analysis import analyse_passages
+from core.membership.benchmark import (
     KIND,
     OLD_DEFINITIONS_NOTE,
     dataset_display_name,
@@ -19,13 +19,13 @@ from core.benchmark import (
     run_membership_benchmark,
     stored_results,
 )
-from core.data import labelled_from_table, load_labelled_dataset
+from core.data.labelled import labelled_from_table, load_labelled_dataset
 from core.errors import LeakLensError
 from core.methods import Method, parse_methods
-from core.metrics import blind_baseline, ensemble, evaluate, roc_points
-from core.models import tiny_random_model, wrap_model
-from core.store import FINISHED, INTERRUPTED, ResultStore, SampleRow
-from core.tables import Table
+from core.stats.metrics import blind_baseline, ensemble, evaluate, roc_points
+from core.engine.models import tiny_random_model, wrap_model
+from core.store.results import FINISHED, INTERRUPTED, ResultStore, SampleRow
+from core.data.tables import Table
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 METHODS = ["loss", "zlib", "min_k:k=20"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from core.store import FINISHED, ResultStore
+from core.store.results import FINISHED, ResultStore
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

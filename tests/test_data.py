@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core.data import (
+from core.data.labelled import (
     KNOWN_DATASETS,
     detect_columns,
     fingerprint,
@@ -21,7 +21,7 @@ from core.data import (
     stratified_sample,
 )
 from core.errors import DataError, LeakLensError
-from core.tables import load_uploaded
+from core.data.tables import load_uploaded
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
@@ -192,7 +192,7 @@ def test_known_datasets_list_local_files_and_hub_ids():
 def test_hub_id_while_offline_is_a_clear_error():
     # Offline mode is read when the hub libraries are imported, so this runs in a fresh interpreter.
     code = (
-        "from core.data import load_labelled_dataset\n"
+        "from core.data.labelled import load_labelled_dataset\n"
         "from core.errors import DataError\n"
         "try:\n"
         "    load_labelled_dataset('swj0419/WikiMIA', split='WikiMIA_length128')\n"

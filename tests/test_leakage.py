@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from core.errors import DataError, InputTextError
-from core.leakage import (
+from core.leakage.delta import (
     ModelLosses,
     ModelRequest,
     ProblemLoss,
@@ -24,7 +24,7 @@ from core.leakage import (
     run_leakage_test,
     solution_losses,
 )
-from core.leakage_data import (
+from core.data.problems import (
     SKY_SHADOW,
     CodeProblem,
     ProblemSet,
@@ -32,8 +32,8 @@ from core.leakage_data import (
     humaneval_problems,
     load_problem_set,
 )
-from core.models import tiny_random_model, wrap_model
-from core.tables import Table
+from core.engine.models import tiny_random_model, wrap_model
+from core.data.tables import Table
 
 
 def _set(name: str, ids: list[str], *, has_ids: bool = True, solutions: list[str] | None = None) -> ProblemSet:
@@ -318,7 +318,7 @@ def test_problem_files_with_column_mapping(tmp_path):
 
 
 def _table_problems(columns: dict[str, list]) -> ProblemSet:
-    from core.leakage_data import problems_from_table
+    from core.data.problems import problems_from_table
 
     rows = [dict(zip(columns, values)) for values in zip(*columns.values())]
     return problems_from_table(Table(rows=rows, columns=list(columns), source="t"))

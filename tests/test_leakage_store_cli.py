@@ -7,10 +7,10 @@ import json
 import pytest
 
 from core.cli import main
-from core.leakage import ModelRequest, run_leakage_test, solution_losses
-from core.leakage_data import ProblemSet, builtin_problems
-from core.leakage_store import KIND, LOSS_KEY, problem_set_fingerprint, stored_set_losses
-from core.store import ResultStore, SampleRow
+from core.leakage.delta import ModelRequest, run_leakage_test, solution_losses
+from core.data.problems import ProblemSet, builtin_problems
+from core.leakage.stored import KIND, LOSS_KEY, problem_set_fingerprint, stored_set_losses
+from core.store.results import ResultStore, SampleRow
 
 
 def _write_reference(path, problems) -> None:

@@ -11,19 +11,19 @@ import pytest
 import torch
 
 from core.errors import DataError, InputTextError
-from core.generation import (
+from core.engine.generation import (
     greedy_generate,
     greedy_generate_slow,
     sequence_logprobs,
     sequence_logprobs_shared_prefix,
     shared_prefix_length,
 )
-from core.mcq import MCQConfig, run_mcq
-from core.mcq_data import MCQColumns, MCQuestion, PromptLayout, load_mcq, to_jsonl, write_jsonl
-from core.mcq_match import edit_similarity, highlight_html, levenshtein, matching_mask, rouge_l, units
-from core.mcq_permutation import PermutationResult, QuestionOrders, order_texts, permutation_test
-from core.mcq_probes import build_probes, continuation_text, cut_offset, option_prefixes
-from core.mcq_shuffle import all_orders, apply_permutation, shuffle_order, shuffle_questions
+from core.mcq.completion import MCQConfig, run_mcq
+from core.data.questions import MCQColumns, MCQuestion, PromptLayout, load_mcq, to_jsonl, write_jsonl
+from core.mcq.match import edit_similarity, highlight_html, levenshtein, matching_mask, rouge_l, units
+from core.mcq.permutation import PermutationResult, QuestionOrders, order_texts, permutation_test
+from core.mcq.probes import build_probes, continuation_text, cut_offset, option_prefixes
+from core.mcq.shuffle import all_orders, apply_permutation, shuffle_order, shuffle_questions
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 MMLU = str(DATA / "mmlu_sample.jsonl")

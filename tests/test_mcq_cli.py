@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from core.cli import main
-from core.mcq_data import load_mcq
-from core.mcq_shuffle import shuffle_questions
-from core.store import ResultStore
+from core.data.questions import load_mcq
+from core.mcq.shuffle import shuffle_questions
+from core.store.results import ResultStore
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

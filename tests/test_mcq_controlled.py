@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.mcq_data import PromptLayout, load_mcq
-from core.mcq_report import run_benchmark
-from core.models import bundled_tokenizer, tiny_random_model, wrap_model
+from core.data.questions import PromptLayout, load_mcq
+from core.mcq.study import run_benchmark
+from core.engine.models import bundled_tokenizer, tiny_random_model, wrap_model
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 N_TRAINED = 4

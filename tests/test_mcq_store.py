@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.mcq_data import load_mcq
-from core.mcq_report import run_benchmark
-from core.mcq_store import KIND, benchmark_fingerprint, save_report
-from core.store import ResultStore
+from core.data.questions import load_mcq
+from core.mcq.study import run_benchmark
+from core.mcq.stored import KIND, benchmark_fingerprint, save_report
+from core.store.results import ResultStore
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from core.auxiliary import auxiliary_cost, compute_auxiliary, needed_passes
+from core.engine.auxiliary import auxiliary_cost, compute_auxiliary, needed_passes
 from core.methods import AuxiliaryRecords, MethodConfigError, default_methods, parse_method, score_all
 from core.methods.neighbourhood import Neighbourhood
 from core.methods.recall import DEFAULT_PREFIX, Recall
 from core.methods.reference import DEFAULT_REFERENCE, ReferenceModel
-from core.models import tiny_random_model, wrap_model
-from core.neighbours import (
+from core.engine.models import tiny_random_model, wrap_model
+from core.engine.neighbours import (
     WordSlot,
     build_neighbours,
     count_words,
@@ -23,7 +23,7 @@ from core.neighbours import (
     top_alternatives,
     word_slots,
 )
-from core.scoring import TokenRecords, TruncationWarning, score_texts
+from core.engine.scoring import TokenRecords, TruncationWarning, score_texts
 
 PASSAGES = [
     "The old lighthouse keeper climbed the stairs every evening to light the lamp.",

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from core.data import load_labelled_dataset
+from core.data.labelled import load_labelled_dataset
 from core.errors import DataError
-from core.metrics import (
+from core.stats.metrics import (
     MetricResult,
     auroc,
     blind_baseline,

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from core.errors import ModelLoadError
-from core.models import load_model, tiny_random_model, wrap_model
+from core.engine.models import load_model, tiny_random_model, wrap_model
 
 
 def test_tiny_random_uses_the_smollm2_vocabulary_and_start_token(tiny_lm):

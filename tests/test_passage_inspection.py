@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from core.analysis import analyse_passages
+from core.membership.analysis import analyse_passages
 from core.errors import InputTextError
 from core.methods import default_methods
-from core.passage_examples import EXAMPLES, FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
-from core.passage_inspection import decode_text_upload, inspect_passages, reference_points
-from core.passage_summary import (
+from core.data.examples import EXAMPLES, FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
+from core.membership.inspection import decode_text_upload, inspect_passages, reference_points
+from core.membership.summary import (
     Calibration,
     ReferencePoint,
     calibration_percentiles,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from core.progress import (
+from core.engine.progress import (
     FALLBACK_BAR_COLUMNS,
     FALLBACK_TERMINAL_ROWS,
     TimeLeft,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.errors import DataError
-from core.leakage_data import builtin_problems
-from core.verify_problems import load_problem_rows, verify_problem, verify_problems
+from core.data.problems import builtin_problems
+from core.leakage.verify import load_problem_rows, verify_problem, verify_problems
 
 
 @pytest.fixture(scope="module")

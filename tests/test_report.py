@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from core.benchmark import BenchmarkResult
+from core.membership.benchmark import BenchmarkResult
 from core.errors import LeakLensError
-from core.metrics import evaluate, roc_points
-from core.plots_results import (
+from core.stats.metrics import evaluate, roc_points
+from core.viz.membership_plots import (
     BASELINE_LABEL,
     ENSEMBLE_LABEL,
     auroc_bars,
@@ -23,8 +23,8 @@ from core.plots_results import (
     score_distribution,
     top_methods,
 )
-from core.report import build_report, results_csv
-from core.store import SampleRow
+from core.viz.report import build_report, results_csv
+from core.store.results import SampleRow
 
 LABELS = [1, 1, 1, 1, 0, 0, 0, 0]
 SCORES = {

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from core.errors import InputTextError
-from core.scoring import TruncationWarning, encode_texts, score_texts
+from core.engine.scoring import TruncationWarning, encode_texts, score_texts
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.store import (
+from core.store.results import (
     FINISHED,
     INTERRUPTED,
     RUNNING,
@@ -117,7 +117,7 @@ def test_resume_after_interruption_writes_only_missing(tmp_path):
 def test_dead_owner_reads_as_interrupted(tmp_path):
     path = tmp_path / "r.sqlite"
     script = (
-        "from core.store import ResultStore, SampleRow\n"
+        "from core.store.results import ResultStore, SampleRow\n"
         f"s = ResultStore({str(path)!r})\n"
         f"r = s.get_or_create_run('mia', {KEY!r}, {META!r})\n"
         "s.add_samples(r.run_id, [SampleRow('a', 1, {'loss': 1.0})])\n"
@@ -225,7 +225,7 @@ def test_concurrent_threads_do_not_corrupt(tmp_path):
 
 _WRITER = """
 import sys
-from core.store import ResultStore, SampleRow
+from core.store.results import ResultStore, SampleRow
 path, writer = sys.argv[1], int(sys.argv[2])
 store = ResultStore(path)
 shared = store.get_or_create_run("mia", {"shared": True}, {"n_total": 120})

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from core.methods.slope import ProbabilitySlope
-from core.token_curve import confidence_curve, confidence_figure, display_token, y_axis_title
-from core.token_table import token_table_csv
+from core.viz.token_curve import confidence_curve, confidence_figure, display_token, y_axis_title
+from core.viz.token_table import token_table_csv
 from tests.test_heatmap import make_records
 
 TEXT = "<b>one two\nthree"
@@ -107,7 +107,7 @@ def test_token_table_csv_includes_kgram_columns_when_present():
 def test_score_cards_put_headline_detectors_first_and_describe_each_slope_variant():
     from core.methods import default_methods
     from core.methods.slope import ProbabilitySlope
-    from core.score_cards import card_description, split_headline
+    from core.viz.score_cards import card_description, split_headline
 
     methods = default_methods()
     headline, variants = split_headline(methods)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.models import DEFAULT_MODEL, LoadedModel, available_bundled_models, load_model
-from core.progress import TimeLeft, format_duration
+from core.engine.models import DEFAULT_MODEL, LoadedModel, available_bundled_models, load_model
+from core.engine.progress import TimeLeft, format_duration
 
 MODEL_KEY = "leaklens_model_spec"
 DEFAULT_MODEL_ENV = "LEAKLENS_DEFAULT_MODEL"

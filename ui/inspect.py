@@ -12,27 +12,27 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.errors import LeakLensError
-from core.heatmap import token_heatmap_block
+from core.viz.token_heatmap import token_heatmap_block
 from core.methods import Method, default_methods
-from core.passage_examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE, Example
-from core.passage_inspection import (
+from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE, Example
+from core.membership.inspection import (
     DEFAULT_MAX_TOKENS,
     InspectedPassage,
     decode_text_upload,
     inspect_passages,
     reference_points,
 )
-from core.passage_summary import (
+from core.membership.summary import (
     Calibration,
     ReferencePoint,
     calibration_percentiles,
     format_perplexity,
     honest_summary,
 )
-from core.score_cards import card_description, split_headline
-from core.scoring import MAX_KGRAM
-from core.token_curve import confidence_curve, confidence_figure
-from core.token_table import token_table_csv
+from core.viz.score_cards import card_description, split_headline
+from core.engine.scoring import MAX_KGRAM
+from core.viz.token_curve import confidence_curve, confidence_figure
+from core.viz.token_table import token_table_csv
 from ui.common import _cached_model, get_model, streamlit_progress
 
 TEXT_A = "inspect_text_a"

@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def requests_from_args(models: list[str], bases: list[str] | None) -> list:
-    from core.leakage import ModelRequest
+    from core.leakage.delta import ModelRequest
 
     if bases and len(bases) != len(models):
         raise DataError(
@@ -59,10 +59,10 @@ def requests_from_args(models: list[str], bases: list[str] | None) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.leakage import run_leakage_test
-    from core.leakage_data import load_problem_set
-    from core.models import load_model
-    from core.progress import tqdm_progress
+    from core.leakage.delta import run_leakage_test
+    from core.data.problems import load_problem_set
+    from core.engine.models import load_model
+    from core.engine.progress import tqdm_progress
 
     if args.resamples < 1:
         raise DataError("--resamples must be at least 1.")
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     ref = load_problem_set(args.reference, **columns)
     store = None
     if not args.no_store:
-        from core.store import ResultStore
+        from core.store.results import ResultStore
 
         store = ResultStore(args.store) if args.store else ResultStore()
 

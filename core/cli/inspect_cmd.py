@@ -32,9 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.analysis import analyse_passages
+    from core.membership.analysis import analyse_passages
     from core.methods import parse_methods
-    from core.models import load_model
+    from core.engine.models import load_model
 
     text = _read_text(args)
     methods = parse_methods(args.methods)

@@ -7,9 +7,9 @@ import json
 import sys
 import time
 
-from core.mcq_data import MCQColumns, PromptLayout
-from core.mcq_match import SIMILARITY_METRICS
-from core.mcq_probes import CUT_MODES
+from core.data.questions import MCQColumns, PromptLayout
+from core.mcq.match import SIMILARITY_METRICS
+from core.mcq.probes import CUT_MODES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,11 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.mcq import MCQConfig
-    from core.mcq_data import load_mcq, write_jsonl
-    from core.mcq_report import run_benchmark
-    from core.models import load_model
-    from core.progress import tqdm_progress
+    from core.mcq.completion import MCQConfig
+    from core.data.questions import load_mcq, write_jsonl
+    from core.mcq.study import run_benchmark
+    from core.engine.models import load_model
+    from core.engine.progress import tqdm_progress
 
     columns = MCQColumns(
         question=args.question_col,
@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
     payload = report.to_dict(model=lm.spec, benchmark=dataset.source)
     payload["seconds"] = round(elapsed, 2)
     if args.save:
-        from core.mcq_store import save_report
-        from core.store import ResultStore
+        from core.mcq.stored import save_report
+        from core.store.results import ResultStore
 
         payload["run_id"] = save_report(ResultStore(), report, model=lm.spec, benchmark=dataset.source).run_id
     if args.json:

@@ -42,12 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.benchmark import run_membership_benchmark
-    from core.data import load_labelled_dataset
+    from core.membership.benchmark import run_membership_benchmark
+    from core.data.labelled import load_labelled_dataset
     from core.methods import parse_methods
-    from core.models import load_model
-    from core.progress import tqdm_progress
-    from core.store import ResultStore
+    from core.engine.models import load_model
+    from core.engine.progress import tqdm_progress
+    from core.store.results import ResultStore
 
     if args.limit is not None and args.limit < 2:
         raise LeakLensError(f"--limit must be at least 2 (one member and one non-member), got {args.limit}.")

@@ -72,7 +72,7 @@ def _backend(args: argparse.Namespace):
 def run_index(args: argparse.Namespace) -> int:
     from core.overlap.indexing import build_index
     from core.overlap.sources import TrainingSource, parse_mixer, parse_query_filter
-    from core.progress import tqdm_progress
+    from core.engine.progress import tqdm_progress
 
     options = {
         "text_field": args.text_field,
@@ -114,7 +114,7 @@ def run_search(args: argparse.Namespace) -> int:
     from core.overlap.matching import SearchSettings, search
     from core.overlap.report import write_outputs
     from core.overlap.sources import load_eval_set
-    from core.progress import tqdm_progress
+    from core.engine.progress import tqdm_progress
 
     settings = SearchSettings(
         mode=args.mode,

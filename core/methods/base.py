@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from core.errors import LeakLensError
-from core.scoring import TokenRecords
+from core.engine.scoring import TokenRecords
 
 
 class MethodConfigError(LeakLensError, ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.methods.base import AuxiliaryRecords, Method
-from core.scoring import TokenRecords
+from core.engine.scoring import TokenRecords
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
-from core.scoring import TokenRecords
+from core.engine.scoring import TokenRecords
 
 
 def lowest_fraction_mean(values: np.ndarray, percent: float) -> float:

@@ -8,7 +8,7 @@ import numpy as np
 
 from core.methods.base import AuxiliaryRecords, Method
 from core.methods.min_k import check_percent, lowest_fraction_mean
-from core.scoring import TokenRecords
+from core.engine.scoring import TokenRecords
 
 
 def standardised_logprobs(records: TokenRecords) -> np.ndarray:

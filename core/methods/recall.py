@@ -17,7 +17,7 @@ import hashlib
 from dataclasses import dataclass
 
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
-from core.scoring import TokenRecords
+from core.engine.scoring import TokenRecords
 
 DEFAULT_PREFIX = (
     "The Marlow Street footbridge reopened on a grey Tuesday morning after eleven weeks of repairs. "

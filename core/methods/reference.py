@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
-from core.scoring import TokenRecords
+from core.engine.scoring import TokenRecords
 
 DEFAULT_REFERENCE = "smollm2-135m"
 """A small, openly trained model that works offline: the natural reference for larger or fine-tuned

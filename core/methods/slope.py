@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
-from core.scoring import MAX_KGRAM, TokenRecords
+from core.engine.scoring import MAX_KGRAM, TokenRecords
 
 Values = Literal["logprob", "prob"]
 Adjust = Literal["none", "mean", "z"]

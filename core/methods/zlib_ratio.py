@@ -6,7 +6,7 @@ import zlib
 from dataclasses import dataclass
 
 from core.methods.base import AuxiliaryRecords, Method
-from core.scoring import TokenRecords
+from core.engine.scoring import TokenRecords
 
 
 def zlib_bytes(text: str) -> int:

@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 from core.errors import ModelLoadError
-from core.progress import ProgressCallback
+from core.engine.progress import ProgressCallback
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_EMBEDDING_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "minilm"}

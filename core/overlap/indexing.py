@@ -10,8 +10,8 @@ from core.errors import DataError
 from core.overlap.backends.base import IndexInfo, OverlapBackend
 from core.overlap.embeddings import DEFAULT_EMBEDDING_MODEL, embed_texts, load_embedder
 from core.overlap.sources import Document, TrainingReader, TrainingSource
-from core.progress import ProgressCallback
-from core.tables import SkippedRow
+from core.engine.progress import ProgressCallback
+from core.data.tables import SkippedRow
 
 DEFAULT_NGRAM_SIZE = 8
 BATCH_SIZE = 1000

@@ -21,7 +21,7 @@ from core.overlap.backends.base import IndexInfo, OverlapBackend, StoredDoc
 from core.overlap.embeddings import embed_texts
 from core.overlap.sources import EvalInstance, EvalSet
 from core.overlap.tokenize import ngrams, word_spans, word_tokens
-from core.progress import ProgressCallback
+from core.engine.progress import ProgressCallback
 
 MODES = ("ngram", "exact", "vector")
 DEFAULT_SEARCH_SIZE = 100

@@ -2,7 +2,7 @@
 dataset-mixer YAML) and test sets.
 
 Large local JSONL training files are streamed line by line; every other format goes through
-``core.tables.load_rows``. Unreadable lines and rows without usable text are skipped and counted with
+``core.data.tables.load_rows``. Unreadable lines and rows without usable text are skipped and counted with
 their line or row numbers, never silently lost.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DataError
-from core.tables import SkippedRow, Table, is_local_source, load_rows
+from core.data.tables import SkippedRow, Table, is_local_source, load_rows
 
 DEFAULT_HUB_SPLIT = "train"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core.leakage_data import builtin_problems
-from core.leakage_store import KIND
-from core.models import bundled_tokenizer, tiny_random_model
-from core.store import ResultStore
+from core.data.problems import builtin_problems
+from core.leakage.stored import KIND
+from core.engine.models import bundled_tokenizer, tiny_random_model
+from core.store.results import ResultStore
 from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
 from tests.browser.server import streamlit_server
 

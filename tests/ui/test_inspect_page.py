@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.methods import default_methods
-from core.passage_examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
-from core.score_cards import card_description
+from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
+from core.viz.score_cards import card_description
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "1_Inspect_passage.py")
@@ -141,7 +141,7 @@ def test_compare_two_passages_on_one_chart_with_two_score_columns(page):
 def test_long_passage_warns_with_the_dropped_token_count(page):
     page.number_input(key="inspect_max_tokens").set_value(16).run()
     app = _analyse(page, GETTYSBURG.text)
-    from core.models import bundled_tokenizer
+    from core.engine.models import bundled_tokenizer
 
     total = len(bundled_tokenizer()(GETTYSBURG.text, add_special_tokens=False)["input_ids"])
     warnings = [w.value for w in app.warning]
@@ -160,7 +160,7 @@ def test_uploaded_text_file_fills_the_passage_and_bad_files_explain(page):
 
 
 def test_calibration_set_in_the_session_adds_percentiles(page):
-    from core.passage_summary import Calibration
+    from core.membership.summary import Calibration
 
     page.session_state["leaklens_calibration"] = Calibration(
         "known texts", members={"loss": [-1.0, -2.0, -3.0, -4.0]}, non_members={"loss": [-20.0, -30.0]}

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from core.leakage_data import builtin_problems
-from core.leakage_store import KIND
-from core.store import ResultStore
+from core.data.problems import builtin_problems
+from core.leakage.stored import KIND
+from core.store.results import ResultStore
 
 PAGE = "3_Loss_delta.py"
 

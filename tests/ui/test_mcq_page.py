@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.store import ResultStore
+from core.store.results import ResultStore
 
 PAGE = "4_MCQ_memorization.py"
 

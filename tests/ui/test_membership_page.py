@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.benchmark import KIND
-from core.store import ResultStore
+from core.membership.benchmark import KIND
+from core.store.results import ResultStore
 
 PAGE = "2_Membership_benchmark.py"
 

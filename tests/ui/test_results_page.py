@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.benchmark import run_membership_benchmark
-from core.data import load_labelled_dataset
+from core.membership.benchmark import run_membership_benchmark
+from core.data.labelled import load_labelled_dataset
 from core.methods import parse_methods
-from core.store import ResultStore, SampleRow
+from core.store.results import ResultStore, SampleRow
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "6_Results.py")

@@ -1,0 +1,1 @@
+"""The one expensive step and what feeds it: model loading, batched scoring into token records, generation, extra passes."""

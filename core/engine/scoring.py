@@ -1,0 +1,373 @@
+"""The one expensive step: batched forward passes that turn passages into per-token records.
+
+Alignment: a passage becomes ids ``x_0..x_n`` with ``x_0`` the model's start token; the log-prob of
+``x_i`` is read from the logits at position ``i-1``. Every detector reads the records produced here, so
+each passage costs one forward pass (plus one batched window pass for k-gram normalisation).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from core.errors import InputTextError
+from core.engine.models import LoadedModel
+from core.engine.progress import ProgressCallback
+
+
+DEFAULT_TOKEN_BUDGET = 2048
+"""Padded tokens per forward pass. Bounds memory: logits take budget × vocab × 4 bytes."""
+MAX_KGRAM = 6
+
+
+class TruncationWarning(UserWarning):
+    """A passage was longer than the model's context (or the requested limit) and was cut."""
+
+
+@dataclass(frozen=True, eq=False)
+class TokenRecords:
+    """Per-token evidence for one passage; index ``i`` is the passage's ``i``-th token (start token excluded)."""
+
+    text: str
+    token_ids: np.ndarray
+    """(n,) int64 token ids."""
+    offsets: np.ndarray
+    """(n, 2) character span of each token in ``text``."""
+    logprobs: np.ndarray
+    """(n,) log p(x_i | start token, x_<i)."""
+    mean_logprob: np.ndarray
+    """(n,) μ_i = Σ_z p(z) log p(z) over the full next-token distribution (Min-K%++)."""
+    std_logprob: np.ndarray
+    """(n,) σ_i = sqrt(Σ_z p(z) (log p(z) − μ_i)²)."""
+    entropy: np.ndarray
+    """(n,) entropy of the next-token distribution in nats (= −μ_i)."""
+    rank: np.ndarray
+    """(n,) 1-based rank of the actual token among all vocabulary entries (1 = most likely)."""
+    kgram_logprobs: np.ndarray | None
+    """(K, n) row k−1 = log p(x_i | start token + the k−1 tokens before x_i); None when not computed."""
+    n_dropped: int = 0
+    """Tokens cut from the end because the passage exceeded the context."""
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.token_ids.shape[0])
+
+    @property
+    def tokens(self) -> list[str]:
+        """Each token as the substring of the passage it covers."""
+        return [self.text[int(s) : int(e)] for s, e in self.offsets]
+
+    @property
+    def probs(self) -> np.ndarray:
+        return np.exp(self.logprobs)
+
+    @property
+    def loss(self) -> float:
+        return float(-self.logprobs.mean())
+
+    @property
+    def perplexity(self) -> float:
+        return float(np.exp(self.loss))
+
+    @property
+    def max_kgram(self) -> int:
+        return 0 if self.kgram_logprobs is None else int(self.kgram_logprobs.shape[0])
+
+    def kgram(self, k: int) -> np.ndarray:
+        """log p(x_i | start + k−1 previous tokens) for every token; requires k ≤ ``max_kgram``."""
+        if not 1 <= k <= self.max_kgram:
+            raise ValueError(f"k-gram log-probs for k={k} were not computed (available: 1..{self.max_kgram}).")
+        assert self.kgram_logprobs is not None
+        return self.kgram_logprobs[k - 1]
+
+    def table(self) -> list[dict[str, object]]:
+        """One row per token, for display and CSV export."""
+        rows = []
+        tokens = self.tokens
+        for i in range(self.n_tokens):
+            row: dict[str, object] = {
+                "position": i,
+                "token": tokens[i],
+                "token_id": int(self.token_ids[i]),
+                "start": int(self.offsets[i, 0]),
+                "end": int(self.offsets[i, 1]),
+                "logprob": float(self.logprobs[i]),
+                "prob": float(np.exp(self.logprobs[i])),
+                "rank": int(self.rank[i]),
+                "entropy": float(self.entropy[i]),
+                "mu": float(self.mean_logprob[i]),
+                "sigma": float(self.std_logprob[i]),
+            }
+            for k in range(1, self.max_kgram + 1):
+                row[f"logprob_{k}gram"] = float(self.kgram(k)[i])
+            rows.append(row)
+        return rows
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    context: list[int]
+    """Ids before the first scored token: start token (+ optional prefix)."""
+    ids: list[int]
+    offsets: list[tuple[int, int]]
+    n_dropped: int
+
+
+def score_texts(
+    lm: LoadedModel,
+    texts: Sequence[str],
+    *,
+    kgram_max: int = MAX_KGRAM,
+    max_tokens: int | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    prefix: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[TokenRecords]:
+    """Score every passage with one batched pass; results come back in input order.
+
+    kgram_max: compute context-limited log-probs for k = 1..kgram_max (0 = skip; needed by k-gram slopes).
+    max_tokens: score at most this many tokens per passage (the model's context is always a limit too).
+    prefix: text placed between the start token and each passage, not scored (ReCaLL-style conditioning).
+    """
+    if not 0 <= kgram_max <= MAX_KGRAM:
+        raise ValueError(f"kgram_max must be between 0 and {MAX_KGRAM}, got {kgram_max}.")
+    if token_budget < 1:
+        raise ValueError("token_budget must be positive.")
+    encoded = encode_texts(lm, texts, max_tokens=max_tokens, prefix=prefix)
+    total = len(encoded)
+    results: list[TokenRecords | None] = [None] * total
+    done = 0
+    for batch in _length_batches([len(e.context) + len(e.ids) for e in encoded], token_budget):
+        full = _score_full(lm, [encoded[i] for i in batch])
+        kgrams = _score_kgram_windows(lm, [encoded[i] for i in batch], kgram_max, token_budget) if kgram_max else None
+        for j, index in enumerate(batch):
+            enc = encoded[index]
+            logprobs, mu, sigma, entropy, rank = full[j]
+            kg = None
+            if kgrams is not None:
+                kg = _fill_short_contexts(kgrams[j])
+            results[index] = TokenRecords(
+                text=texts[index],
+                token_ids=np.asarray(enc.ids, dtype=np.int64),
+                offsets=np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2),
+                logprobs=logprobs,
+                mean_logprob=mu,
+                std_logprob=sigma,
+                entropy=entropy,
+                rank=rank,
+                kgram_logprobs=kg,
+                n_dropped=enc.n_dropped,
+            )
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
+    return [r for r in results if r is not None]
+
+
+def encode_texts(
+    lm: LoadedModel, texts: Sequence[str], *, max_tokens: int | None = None, prefix: str | None = None
+) -> list[_Encoded]:
+    """Tokenize passages with character offsets, validate them, and truncate to the context."""
+    for row, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputTextError(f"Row {row} is not text (got {type(text).__name__}); nothing to score.")
+        if not text.strip():
+            raise InputTextError(f"Row {row} is empty or whitespace only; nothing to score.")
+    context = [lm.start_token_id]
+    if prefix:
+        context += list(lm.tokenizer(prefix, add_special_tokens=False)["input_ids"])
+    limit = lm.max_context - len(context)
+    if max_tokens is not None:
+        limit = min(limit, max_tokens)
+    if limit < 1:
+        raise InputTextError(f"The prefix fills the model's context of {lm.max_context} tokens.")
+    out = []
+    for row, text in enumerate(texts):
+        ids, offsets = _tokenize_with_offsets(lm, text)
+        if not ids:
+            raise InputTextError(f"Row {row} produced no tokens; nothing to score.")
+        dropped = max(0, len(ids) - limit)
+        if dropped:
+            warnings.warn(
+                f"Row {row}: passage has {len(ids)} tokens but at most {limit} fit; the last {dropped} "
+                "tokens were dropped.",
+                TruncationWarning,
+                stacklevel=3,
+            )
+            ids, offsets = ids[:limit], offsets[:limit]
+        out.append(_Encoded(context=context, ids=ids, offsets=offsets, n_dropped=dropped))
+    return out
+
+
+def _tokenize_with_offsets(lm: LoadedModel, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    tok = lm.tokenizer
+    if getattr(tok, "is_fast", False):
+        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+        return list(enc["input_ids"]), [(int(s), int(e)) for s, e in enc["offset_mapping"]]
+    # Slow tokenizers have no offsets: recover them by decoding growing prefixes.
+    ids = list(tok(text, add_special_tokens=False)["input_ids"])
+    offsets, previous = [], 0
+    for i in range(len(ids)):
+        end = min(len(text), len(tok.decode(ids[: i + 1])))
+        offsets.append((previous, max(previous, end)))
+        previous = max(previous, end)
+    return ids, offsets
+
+
+def _length_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
+    """Group indices longest-first so each padded batch stays within the token budget."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        width = lengths[current[0]] if current else lengths[index]
+        if current and width * (len(current) + 1) > token_budget:
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
+
+
+STATS_CHUNK = 256
+"""Rows of vocabulary-sized temporaries processed at once: keeps them in cache instead of main memory."""
+
+
+def _logits_at(lm: LoadedModel, input_ids: torch.Tensor, attention: torch.Tensor | None, keep: torch.Tensor) -> torch.Tensor:
+    """Logits only at the positions where ``keep`` (bool, batch × length) is True, flattened row-major.
+
+    The vocabulary projection is the largest single matmul per position; skipping padding, prefixes and
+    unused window positions avoids it and the log-softmax that follows.
+    """
+    kwargs = {"input_ids": input_ids.to(lm.device), "use_cache": False}
+    if attention is not None:
+        kwargs["attention_mask"] = attention.to(lm.device)
+    keep = keep.to(lm.device)
+    try:
+        return lm.model(**kwargs, logits_to_keep=keep).logits.float()
+    except TypeError:  # architectures without ``logits_to_keep``: project everything, then select
+        return lm.model(**kwargs).logits[keep].float()
+
+
+@torch.inference_mode()
+def _score_full(lm: LoadedModel, batch: Sequence[_Encoded]) -> list[tuple[np.ndarray, ...]]:
+    """One padded forward pass; per passage: log-prob, μ, σ, entropy and rank of each scored token."""
+    sequences = [e.context + e.ids for e in batch]
+    width = max(len(s) for s in sequences)
+    input_ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    keep = torch.zeros((len(batch), width), dtype=torch.bool)
+    targets = []
+    for row, (seq, enc) in enumerate(zip(sequences, batch)):
+        input_ids[row, : len(seq)] = torch.tensor(seq)
+        attention[row, : len(seq)] = 1
+        # Token at position p is predicted by the logits at p-1.
+        first = len(enc.context)
+        keep[row, first - 1 : first - 1 + len(enc.ids)] = True
+        targets.extend(enc.ids)
+    logits = _logits_at(lm, input_ids, attention, keep)
+    target_ids = torch.tensor(targets, device=logits.device)
+    parts = [
+        _distribution_stats(logits[lo : lo + STATS_CHUNK], target_ids[lo : lo + STATS_CHUNK])
+        for lo in range(0, logits.shape[0], STATS_CHUNK)
+    ]
+    stats = [np.concatenate(column) for column in zip(*parts)]
+    out, lo = [], 0
+    for enc in batch:
+        out.append(tuple(column[lo : lo + len(enc.ids)] for column in stats))
+        lo += len(enc.ids)
+    return out
+
+
+def _distribution_stats(step_logits: torch.Tensor, targets: torch.Tensor) -> tuple[np.ndarray, ...]:
+    """Target log-prob, μ, σ, entropy and rank per row, with few passes over the vocabulary-sized rows.
+
+    The expectations are row-wise dot products (batched matmuls, no product temporaries), and the
+    centred square is formed in place; this step is memory-bound, so passes are what cost time.
+    """
+    log_p = step_logits - torch.logsumexp(step_logits, dim=-1, keepdim=True)
+    target_lp = log_p.gather(1, targets[:, None])
+    rank = (log_p > target_lp).sum(-1) + 1
+    p = log_p.exp()
+    mu = torch.bmm(p[:, None, :], log_p[:, :, None])[:, 0, 0]
+    # Centred form: E[log p²] − μ² cancels catastrophically in float32 for flat distributions.
+    centred_sq = log_p.sub_(mu[:, None]).square_()
+    sigma = torch.bmm(p[:, None, :], centred_sq[:, :, None])[:, 0, 0].clamp_min(0).sqrt()
+    as_np = lambda t: t.double().cpu().numpy()  # noqa: E731
+    return as_np(target_lp[:, 0]), as_np(mu), as_np(sigma), as_np(-mu), rank.cpu().numpy().astype(np.int64)
+
+
+@torch.inference_mode()
+def _score_kgram_windows(
+    lm: LoadedModel, batch: Sequence[_Encoded], kgram_max: int, token_budget: int
+) -> list[np.ndarray]:
+    """Context-limited log-probs for k = 1..kgram_max, all from one set of windows.
+
+    The window starting at token j is ``[start, x_j, ..., x_{j+K-2}]``; its position m predicts x_{j+m}
+    from exactly m previous tokens, i.e. the (m+1)-gram log-prob of token j+m. So n windows of length K
+    yield every k ≤ K for every token: n·K tokens of compute instead of one pass per token and k.
+    Position 0 (context = the start token alone, k = 1) is the same in every window, so its
+    distribution is computed once. Entries whose window would start before the passage are left NaN
+    and filled by the caller.
+    """
+    K = kgram_max
+    windows, targets = [], []
+    for enc in batch:
+        ids = np.asarray(enc.ids, dtype=np.int64)
+        n = len(ids)
+        # Row j holds x_j..x_{j+K-1} (−1 past the end); the window input drops its last entry.
+        follow = np.full((n, K), -1, dtype=np.int64)
+        for m in range(K):
+            follow[: max(0, n - m), m] = ids[m:]
+        inputs = np.concatenate([np.full((n, 1), lm.start_token_id), follow[:, : K - 1]], axis=1)
+        windows.append(np.where(inputs < 0, lm.pad_token_id, inputs))
+        targets.append(follow)
+    all_windows = torch.from_numpy(np.concatenate(windows))
+    all_targets = torch.from_numpy(np.concatenate(targets))
+    values = np.full(all_targets.shape, np.nan)
+    start_only = torch.tensor([[lm.start_token_id]])
+    unigram = torch.log_softmax(_logits_at(lm, start_only, None, torch.ones_like(start_only, dtype=torch.bool))[0], -1)
+    values[:, 0] = unigram.double().cpu().numpy()[all_targets[:, 0].numpy()]
+    if K > 1:
+        per_chunk = max(1, token_budget // K)
+        for lo in range(0, all_windows.shape[0], per_chunk):
+            chunk = all_windows[lo : lo + per_chunk]
+            wanted = all_targets[lo : lo + per_chunk]
+            keep = wanted >= 0
+            keep[:, 0] = False
+            if not keep.any():
+                continue
+            # Padding sits only at the right end of windows, so the causal mask keeps it out of the way.
+            logits = _logits_at(lm, chunk, None, keep)
+            picked = wanted[keep].to(logits.device)
+            lp = logits.gather(1, picked[:, None])[:, 0] - torch.logsumexp(logits, dim=-1)
+            block = values[lo : lo + chunk.shape[0]]
+            block[keep.numpy()] = lp.double().cpu().numpy()
+    results, row = [], 0
+    for enc in batch:
+        n = len(enc.ids)
+        grid = np.full((K, n), np.nan)
+        j, m = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")
+        valid = j + m < n
+        grid[m[valid], (j + m)[valid]] = values[row : row + n][valid]
+        results.append(grid)
+        row += n
+    return results
+
+
+def _fill_short_contexts(kgram: np.ndarray) -> np.ndarray:
+    """Tokens with fewer than k−1 predecessors: their k-gram context is the whole passage prefix.
+
+    That context is exactly what the window starting at token 0 sees at position i, i.e. the
+    (i+1)-gram value ``kgram[i, i]``, so no extra pass is needed (and a ReCaLL prefix never leaks in).
+    """
+    filled = kgram.copy()
+    K, n = filled.shape
+    for i in range(min(K - 1, n)):
+        filled[i + 1 :, i] = filled[i, i]
+    return filled

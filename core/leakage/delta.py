@@ -1,0 +1,543 @@
+"""Loss-delta leakage test: does a model find a benchmark's solutions easier than fresh ones?
+
+A model that trained on a benchmark has a lower loss on the benchmark's solutions than on a reference
+set of the same format, difficulty and domain written later. Δ = L_test − L_ref, where L is the mean
+over problems of the mean negative log-likelihood of the *solution* tokens given the prompt. For a
+fine-tuned model, Δ² = Δ_SFT − Δ_base against its base model isolates what fine-tuning added: the
+lower Δ², the more benchmark text the fine-tuning data held (the original study saw −0.023 to −0.056
+after one leaked epoch and proposed Δ² > −0.02 as a necessary condition for a clean model).
+
+Solution/prompt boundary: prompt + solution is tokenized once and the boundary is found from character
+offsets, because tokenizing the prompt alone can end on a different token (a trailing newline merges
+with the solution's indentation). A token that straddles the boundary (starts in the prompt, ends in
+the solution) counts as a solution token: it cannot be predicted without guessing solution text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from scipy import stats
+
+from core.errors import DataError
+from core.data.problems import CodeProblem, ProblemSet
+from core.engine.models import LoadedModel
+from core.engine.progress import ProgressCallback
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, score_texts
+
+if TYPE_CHECKING:
+    from core.store.results import ResultStore
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 0
+DELTA2_THRESHOLD = -0.02
+"""Δ² below this fails the original study's necessary condition for a clean fine-tune (base-dependent)."""
+LENGTH_TOLERANCE = 0.3
+"""A reference solution more than 30% longer or shorter than its paired test solution is flagged."""
+SUSPICIOUS_DELTA = -0.2
+SUSPICIOUS_SHARE = 0.8
+"""A reference problem is suspicious when more than 80% of models have per-problem Δ < −0.2 on it."""
+
+Pairing = Literal["auto", "paired", "unpaired"]
+
+
+# ---------------------------------------------------------------------------------------------- losses
+
+
+@dataclass(frozen=True)
+class ProblemLoss:
+    """One problem's loss on its solution tokens."""
+
+    task_id: str
+    loss: float
+    """Mean −log p over the solution tokens (nats)."""
+    n_tokens: int
+    """Solution tokens scored (the boundary-straddling token included)."""
+
+
+def first_solution_token(offsets: np.ndarray, boundary: int) -> int:
+    """Index of the first token whose character span ends after ``boundary`` (= ``len(prompt)``).
+
+    Every later token belongs to the solution too, so odd zero-width spans cannot split it.
+    Returns ``len(offsets)`` when no token reaches past the boundary.
+    """
+    ends = np.asarray(offsets).reshape(-1, 2)[:, 1]
+    after = np.flatnonzero(ends > boundary)
+    return int(after[0]) if after.size else int(ends.shape[0])
+
+
+def solution_losses(
+    lm: LoadedModel,
+    problems: Sequence[CodeProblem],
+    *,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    progress: ProgressCallback | None = None,
+) -> list[ProblemLoss]:
+    """Loss on each problem's solution tokens, conditioned on its prompt (one batched pass)."""
+    if not problems:
+        raise DataError("No problems to score.")
+    texts = [p.prompt + p.solution for p in problems]
+    records = score_texts(lm, texts, kgram_max=0, token_budget=token_budget, progress=progress)
+    out = []
+    for problem, rec in zip(problems, records):
+        first = first_solution_token(rec.offsets, len(problem.prompt))
+        solution_lp = rec.logprobs[first:]
+        if solution_lp.size == 0:
+            raise DataError(
+                f"Problem {problem.task_id}: its prompt fills the model's context of {lm.max_context} tokens, so "
+                "no solution token could be scored. Use a model with a longer context or drop this problem."
+            )
+        out.append(ProblemLoss(problem.task_id, float(-solution_lp.mean()), int(solution_lp.size)))
+    return out
+
+
+@dataclass(frozen=True)
+class ModelLosses:
+    """One model's per-problem solution losses on the test and the reference set."""
+
+    model: str
+    test: tuple[ProblemLoss, ...]
+    ref: tuple[ProblemLoss, ...]
+
+    @property
+    def test_losses(self) -> np.ndarray:
+        return np.array([p.loss for p in self.test])
+
+    @property
+    def ref_losses(self) -> np.ndarray:
+        return np.array([p.loss for p in self.ref])
+
+
+# --------------------------------------------------------------------------------------------- pairing
+
+
+@dataclass(frozen=True)
+class PairedSets:
+    """Test and reference sets ready to score; when ``paired``, row i of both has the same task id."""
+
+    test: ProblemSet
+    ref: ProblemSet
+    paired: bool
+    unmatched_test: tuple[str, ...] = ()
+    unmatched_ref: tuple[str, ...] = ()
+
+
+def pair_sets(test: ProblemSet, ref: ProblemSet, mode: Pairing = "auto") -> PairedSets:
+    """Pair by task id when both sets carry ids that overlap (``auto``); keep only matched problems then."""
+    if mode not in ("auto", "paired", "unpaired"):
+        raise DataError(f"pairing must be auto, paired or unpaired, got {mode!r}.")
+    common = [t for t in test.ids if t in set(ref.ids)] if test.has_ids and ref.has_ids else []
+    if mode == "paired" and not common:
+        raise DataError(
+            f"Cannot pair {test.name} with {ref.name}: they share no task id. "
+            "Use unpaired mode or give both sets matching task ids."
+        )
+    if mode == "unpaired" or not common:
+        return PairedSets(test, ref, False)
+    common_set = set(common)
+    return PairedSets(
+        test.subset(common),
+        ref.subset(common),
+        True,
+        tuple(t for t in test.ids if t not in common_set),
+        tuple(t for t in ref.ids if t not in common_set),
+    )
+
+
+# ------------------------------------------------------------------------------------------ statistics
+
+
+@dataclass(frozen=True)
+class DeltaStats:
+    """L_test, L_ref and Δ for one model, with a bootstrap CI and a significance test."""
+
+    l_test: float
+    l_ref: float
+    delta: float
+    ci: tuple[float, float]
+    """95% percentile bootstrap interval of Δ (pairs resampled together when paired)."""
+    p_value: float
+    """Two-sided; NaN when there are too few problems for the test."""
+    test: str
+    """"wilcoxon signed-rank" (paired) or "mann-whitney u" (unpaired)."""
+    n_test: int
+    n_ref: int
+
+
+def bootstrap_deltas(
+    test_losses: np.ndarray, ref_losses: np.ndarray, paired: bool, *, n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> np.ndarray:
+    """Δ recomputed on resampled problems; the same seed and sizes give the same draws for every model."""
+    rng = np.random.default_rng(seed)
+    t, r = np.asarray(test_losses, float), np.asarray(ref_losses, float)
+    if paired:
+        if t.shape != r.shape:
+            raise DataError(f"Paired losses need equal lengths, got {t.size} and {r.size}.")
+        draws = rng.integers(0, t.size, size=(n_resamples, t.size))
+        return (t - r)[draws].mean(axis=1)
+    draws_t = rng.integers(0, t.size, size=(n_resamples, t.size))
+    draws_r = rng.integers(0, r.size, size=(n_resamples, r.size))
+    return t[draws_t].mean(axis=1) - r[draws_r].mean(axis=1)
+
+
+def percentile_ci(values: np.ndarray) -> tuple[float, float]:
+    lo, hi = np.percentile(values, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def delta_stats(
+    test_losses: Sequence[float], ref_losses: Sequence[float], paired: bool, *,
+    n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+) -> DeltaStats:
+    t, r = np.asarray(test_losses, float), np.asarray(ref_losses, float)
+    if t.size == 0 or r.size == 0:
+        raise DataError("Both the test and the reference set need at least one scored problem.")
+    boot = bootstrap_deltas(t, r, paired, n_resamples=n_resamples, seed=seed)
+    if paired:
+        name = "wilcoxon signed-rank"
+        diffs = t - r
+        p = float(stats.wilcoxon(t, r).pvalue) if t.size >= 2 and np.any(diffs != 0) else float("nan")
+    else:
+        name = "mann-whitney u"
+        p = float(stats.mannwhitneyu(t, r, alternative="two-sided").pvalue) if min(t.size, r.size) >= 2 else float("nan")
+    return DeltaStats(
+        l_test=float(t.mean()),
+        l_ref=float(r.mean()),
+        delta=float(t.mean() - r.mean()),
+        ci=percentile_ci(boot),
+        p_value=p,
+        test=name,
+        n_test=int(t.size),
+        n_ref=int(r.size),
+    )
+
+
+@dataclass(frozen=True)
+class ModelDelta:
+    """One model's row of the study's tables; Δ² fields are set when a base model was given."""
+
+    model: str
+    base_model: str | None
+    stats: DeltaStats
+    base_stats: DeltaStats | None = None
+    delta2_ci: tuple[float, float] | None = None
+    """Bootstrap interval of Δ², resampling the same problems for the model and its base."""
+
+    @property
+    def delta2(self) -> float | None:
+        return None if self.base_stats is None else self.stats.delta - self.base_stats.delta
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "model": self.model,
+            "base_model": self.base_model,
+            "l_test": self.stats.l_test,
+            "l_ref": self.stats.l_ref,
+            "delta": self.stats.delta,
+            "delta_ci": list(self.stats.ci),
+            "p_value": _none_if_nan(self.stats.p_value),
+            "test": self.stats.test,
+            "n_test": self.stats.n_test,
+            "n_ref": self.stats.n_ref,
+            "delta_base": None if self.base_stats is None else self.base_stats.delta,
+            "delta2": self.delta2,
+            "delta2_ci": None if self.delta2_ci is None else list(self.delta2_ci),
+        }
+
+
+def _none_if_nan(value: float) -> float | None:
+    return None if np.isnan(value) else value
+
+
+# ------------------------------------------------------------------------------------- reference check
+
+
+@dataclass(frozen=True)
+class FlaggedProblem:
+    """A reference problem that may be unfit as a reference (not evidence of leakage)."""
+
+    task_id: str
+    reasons: tuple[str, ...]
+    length_ratio: float | None = None
+    """Reference solution length ÷ paired test solution length, in characters (paired sets only)."""
+    low_delta_share: float | None = None
+    """Share of scored models whose per-problem Δ on this problem is below −0.2."""
+
+
+def per_problem_deltas(paired: bool, losses: ModelLosses) -> dict[str, float]:
+    """Per reference problem: paired, L_test(i) − L_ref(i); unpaired, mean L_test − L_ref(j)."""
+    if paired:
+        return {r.task_id: t.loss - r.loss for t, r in zip(losses.test, losses.ref)}
+    mean_test = float(losses.test_losses.mean())
+    return {r.task_id: mean_test - r.loss for r in losses.ref}
+
+
+def flag_reference_problems(
+    sets: PairedSets,
+    losses: Sequence[ModelLosses],
+    *,
+    length_tolerance: float = LENGTH_TOLERANCE,
+    delta_threshold: float = SUSPICIOUS_DELTA,
+    model_share: float = SUSPICIOUS_SHARE,
+) -> list[FlaggedProblem]:
+    """The original pipeline's quality checks on the reference set, in reference order."""
+    ratios: dict[str, float] = {}
+    if sets.paired:
+        for t, r in zip(sets.test.problems, sets.ref.problems):
+            ratios[r.task_id] = len(r.solution) / max(1, len(t.solution))
+    shares: dict[str, float] = {}
+    if losses:
+        per_model = [per_problem_deltas(sets.paired, ml) for ml in losses]
+        for task_id in sets.ref.ids:
+            low = sum(1 for deltas in per_model if deltas[task_id] < delta_threshold)
+            shares[task_id] = low / len(per_model)
+    flagged = []
+    for task_id in sets.ref.ids:
+        reasons = []
+        ratio = ratios.get(task_id)
+        if ratio is not None and abs(ratio - 1.0) > length_tolerance:
+            reasons.append(f"solution length {ratio:.0%} of the test solution's")
+        share = shares.get(task_id)
+        if share is not None and share > model_share:
+            reasons.append(f"{share:.0%} of models have per-problem Δ < {delta_threshold:g}")
+        if reasons:
+            flagged.append(FlaggedProblem(task_id, tuple(reasons), ratio, share))
+    return flagged
+
+
+# -------------------------------------------------------------------------------------------- the run
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """A model to test, and optionally the base model it was fine-tuned from (for Δ²)."""
+
+    model: str
+    base_model: str | None = None
+
+
+@dataclass(frozen=True)
+class LeakageReport:
+    """Everything the page, the CLI and the store need from one run."""
+
+    test_name: str
+    ref_name: str
+    paired: bool
+    models: tuple[ModelDelta, ...]
+    losses: tuple[ModelLosses, ...]
+    """Per-problem losses of every scored model, base models included."""
+    flagged: tuple[FlaggedProblem, ...]
+    unmatched_test: tuple[str, ...] = ()
+    unmatched_ref: tuple[str, ...] = ()
+    settings: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def test_used(self) -> str:
+        return "wilcoxon signed-rank" if self.paired else "mann-whitney u"
+
+    def problem_rows(self) -> list[dict[str, object]]:
+        """Paired: one row per problem and model with both losses. Unpaired: one row per problem of each set."""
+        rows: list[dict[str, object]] = []
+        for ml in self.losses:
+            if self.paired:
+                for t, r in zip(ml.test, ml.ref):
+                    rows.append({"task_id": t.task_id, "model": ml.model, "loss_test": t.loss, "loss_ref": r.loss})
+            else:
+                rows += [{"task_id": t.task_id, "model": ml.model, "loss_test": t.loss, "loss_ref": None} for t in ml.test]
+                rows += [{"task_id": r.task_id, "model": ml.model, "loss_test": None, "loss_ref": r.loss} for r in ml.ref]
+        return rows
+
+    def delta_table(self) -> list[dict[str, object]]:
+        """The study's first table: Model | L_test | L_ref | Δ."""
+        return [
+            {"Model": m.model, "L_test": m.stats.l_test, "L_ref": m.stats.l_ref, "Δ": m.stats.delta}
+            for m in self.models
+        ]
+
+    def delta2_table(self) -> list[dict[str, object]]:
+        """The study's second table: Model | Base | L_test | L_ref | Δ_SFT | Δ_base | Δ²."""
+        return [
+            {
+                "Model": m.model,
+                "Base": m.base_model,
+                "L_test": m.stats.l_test,
+                "L_ref": m.stats.l_ref,
+                "Δ_SFT": m.stats.delta,
+                "Δ_base": m.base_stats.delta,
+                "Δ²": m.delta2,
+            }
+            for m in self.models
+            if m.base_stats is not None
+        ]
+
+    def delta_csv(self) -> str:
+        """The first table as CSV (Model,L_test,L_ref,Δ)."""
+        return _csv(self.delta_table(), ["Model", "L_test", "L_ref", "Δ"])
+
+    def delta2_csv(self) -> str:
+        """The second table as CSV (Model,Base,L_test,L_ref,Δ_SFT,Δ_base,Δ²)."""
+        return _csv(self.delta2_table(), ["Model", "Base", "L_test", "L_ref", "Δ_SFT", "Δ_base", "Δ²"])
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "test_set": self.test_name,
+            "reference_set": self.ref_name,
+            "paired": self.paired,
+            "significance_test": self.test_used,
+            "models": [m.to_dict() for m in self.models],
+            "problems": self.problem_rows(),
+            "flagged_reference": [f.task_id for f in self.flagged],
+            "flag_reasons": {f.task_id: list(f.reasons) for f in self.flagged},
+            "unmatched_test": list(self.unmatched_test),
+            "unmatched_reference": list(self.unmatched_ref),
+        }
+
+
+def _csv(rows: list[dict[str, object]], columns: list[str]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def build_report(
+    sets: PairedSets,
+    requests: Sequence[ModelRequest],
+    losses: Mapping[str, ModelLosses],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> LeakageReport:
+    """Statistics, Δ² and reference flags from already-measured losses (no model needed)."""
+    rows = []
+    for req in requests:
+        own = losses[req.model]
+        own_stats = delta_stats(own.test_losses, own.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
+        base_stats = delta2_ci = None
+        if req.base_model:
+            base = losses[req.base_model]
+            base_stats = delta_stats(base.test_losses, base.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
+            # The same seed resamples the same problems for both models, so the difference is a paired bootstrap.
+            boot = bootstrap_deltas(own.test_losses, own.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
+            boot_base = bootstrap_deltas(base.test_losses, base.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
+            delta2_ci = percentile_ci(boot - boot_base)
+        rows.append(ModelDelta(req.model, req.base_model, own_stats, base_stats, delta2_ci))
+    scored = tuple(losses[name] for name in _distinct_specs(requests))
+    return LeakageReport(
+        test_name=sets.test.name,
+        ref_name=sets.ref.name,
+        paired=sets.paired,
+        models=tuple(rows),
+        losses=scored,
+        flagged=tuple(flag_reference_problems(sets, scored)),
+        unmatched_test=sets.unmatched_test,
+        unmatched_ref=sets.unmatched_ref,
+        settings={"n_resamples": n_resamples, "seed": seed},
+    )
+
+
+def measure_model(
+    lm: LoadedModel,
+    sets: PairedSets,
+    *,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    progress: ProgressCallback | None = None,
+) -> ModelLosses:
+    """Score the test and the reference set with one model."""
+    n_test = len(sets.test)
+    total = n_test + len(sets.ref)
+
+    def shifted(offset: int) -> ProgressCallback | None:
+        if progress is None:
+            return None
+        return lambda done, _total: progress(offset + done, total)
+
+    test = solution_losses(lm, sets.test.problems, token_budget=token_budget, progress=shifted(0))
+    ref = solution_losses(lm, sets.ref.problems, token_budget=token_budget, progress=shifted(n_test))
+    return ModelLosses(lm.spec, tuple(test), tuple(ref))
+
+
+def run_leakage_test(
+    test: ProblemSet,
+    ref: ProblemSet,
+    requests: Sequence[ModelRequest],
+    *,
+    load: Callable[[str], LoadedModel],
+    pairing: Pairing = "auto",
+    store: ResultStore | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    progress: ProgressCallback | None = None,
+) -> LeakageReport:
+    """Score every distinct model (base models once, however many models share them) and build the report.
+
+    ``load`` turns a spec into a model (``core.engine.models.load_model``, a page's cached loader, or a lookup of
+    in-memory models); each model is scored on both sets before the next one is loaded. With a ``store``,
+    losses already stored for a model and problem set are read back, and a model is loaded only when
+    something is left to score.
+    """
+    if not requests:
+        raise DataError("Choose at least one model to test.")
+    sets = pair_sets(test, ref, pairing)
+    specs = _distinct_specs(requests)
+    per_model = len(sets.test) + len(sets.ref)
+    losses: dict[str, ModelLosses] = {}
+    for index, spec in enumerate(specs):
+        offset = index * per_model
+
+        def step(done: int, _total: int, offset: int = offset) -> None:
+            if progress is not None:
+                progress(offset + done, per_model * len(specs))
+
+        if store is None:
+            measured = measure_model(load(spec), sets, token_budget=token_budget, progress=step)
+            losses[spec] = ModelLosses(spec, measured.test, measured.ref)
+        else:
+            losses[spec] = _measure_stored(spec, sets, load, store, token_budget, step)
+    return build_report(sets, requests, losses, n_resamples=n_resamples, seed=seed)
+
+
+def _measure_stored(
+    spec: str,
+    sets: PairedSets,
+    load: Callable[[str], LoadedModel],
+    store: ResultStore,
+    token_budget: int,
+    progress: ProgressCallback,
+) -> ModelLosses:
+    from core.leakage.stored import stored_set_losses
+
+    loaded: list[LoadedModel] = []
+
+    def get_model() -> LoadedModel:
+        if not loaded:
+            loaded.append(load(spec))
+        return loaded[0]
+
+    n_test = len(sets.test)
+    test = stored_set_losses(
+        spec, sets.test, role="test", get_model=get_model, store=store, token_budget=token_budget,
+        progress=lambda done, _t: progress(done, 0),
+    )
+    ref = stored_set_losses(
+        spec, sets.ref, role="reference", get_model=get_model, store=store, token_budget=token_budget,
+        progress=lambda done, _t: progress(n_test + done, 0),
+    )
+    return ModelLosses(spec, test, ref)
+
+
+def _distinct_specs(requests: Sequence[ModelRequest]) -> list[str]:
+    specs: dict[str, None] = {}
+    for req in requests:
+        specs.setdefault(req.model, None)
+        if req.base_model:
+            specs.setdefault(req.base_model, None)
+    return list(specs)

@@ -1,0 +1,131 @@
+"""Option-order test: is the benchmark's own option order more likely than every other order?
+
+For each question the full text (question and options, laid out as for the probes) is scored in all
+orders of its options. The question text is the same in every order, so only the options decide. A
+model that never saw the benchmark has no reason to prefer the published order: its rank is uniform
+over 1..n!, its percentile averages 0.5. Consistently top-ranked original orders mean leakage.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scipy import stats
+
+from core.errors import InputTextError
+from core.data.questions import MCQuestion, PromptLayout
+from core.mcq.shuffle import all_orders, apply_permutation
+from core.engine.models import LoadedModel
+from core.engine.progress import ProgressCallback
+from core.engine.generation import sequence_logprobs_shared_prefix
+
+MAX_OPTIONS_FOR_ORDERS = 5
+"""5 options already mean 120 orders per question; 6 would mean 720."""
+
+
+@dataclass(frozen=True)
+class QuestionOrders:
+    index: int
+    logprobs: tuple[float, ...]
+    """Total log-probability of the text in each order of ``all_orders`` (the original first)."""
+
+    @property
+    def original(self) -> float:
+        return self.logprobs[0]
+
+    @property
+    def rank(self) -> int:
+        """1 = the original order is the most likely (ties count against it)."""
+        return 1 + sum(1 for lp in self.logprobs[1:] if lp >= self.original)
+
+    @property
+    def percentile(self) -> float:
+        """Share of the other orders less likely than the original (ties count half): 1 = most likely."""
+        others = self.logprobs[1:]
+        below = sum(1.0 if lp < self.original else 0.5 if lp == self.original else 0.0 for lp in others)
+        return below / len(others)
+
+
+@dataclass(frozen=True)
+class PermutationResult:
+    questions: tuple[QuestionOrders, ...]
+    n_orders: int
+
+    @property
+    def mean_percentile(self) -> float:
+        return sum(q.percentile for q in self.questions) / len(self.questions)
+
+    @property
+    def top1_fraction(self) -> float:
+        return sum(q.rank == 1 for q in self.questions) / len(self.questions)
+
+    @property
+    def p_value_percentile(self) -> float:
+        """One-sided p-value of the mean percentile under "no preference" (normal approximation).
+
+        Without a preference the rank is uniform on 1..m (m orders), so a question's percentile
+        (m − rank)/(m − 1) has mean 1/2 and variance (m + 1) / (12 (m − 1)).
+        """
+        m, n = self.n_orders, len(self.questions)
+        sd = math.sqrt((m + 1) / (12 * (m - 1)) / n)
+        return float(stats.norm.sf((self.mean_percentile - 0.5) / sd))
+
+    @property
+    def p_value_top1(self) -> float:
+        """One-sided binomial p-value of the number of questions whose original order ranks first."""
+        hits = sum(q.rank == 1 for q in self.questions)
+        return float(stats.binomtest(hits, len(self.questions), 1 / self.n_orders, alternative="greater").pvalue)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "n_orders": self.n_orders,
+            "mean_percentile": self.mean_percentile,
+            "top1_fraction": self.top1_fraction,
+            "p_value_percentile": self.p_value_percentile,
+            "p_value_top1": self.p_value_top1,
+            "ranks": [q.rank for q in self.questions],
+        }
+
+
+def order_texts(question: MCQuestion, layout: PromptLayout) -> list[str]:
+    """The question rendered in every order of its options, the original first."""
+    if len(question.options) > MAX_OPTIONS_FOR_ORDERS:
+        raise InputTextError(
+            f"The order test scores every order of the options; {len(question.options)} options would need "
+            f"{math.factorial(len(question.options))} passes per question (at most {MAX_OPTIONS_FOR_ORDERS} options)."
+        )
+    return [layout.render(apply_permutation(question, order))[0] for order in all_orders(len(question.options))]
+
+
+def permutation_test(
+    lm: LoadedModel,
+    questions: Sequence[MCQuestion],
+    layout: PromptLayout | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+) -> PermutationResult:
+    """Score every order of every question (batched per question) and rank the original orders."""
+    layout = layout or PromptLayout()
+    if not questions:
+        raise InputTextError("No questions to test.")
+    per_question = [order_texts(q, layout) for q in questions]
+    n_orders = len(per_question[0])
+    if any(len(t) != n_orders for t in per_question):
+        raise InputTextError("Every question needs the same number of options for the order test.")
+    tok = lm.tokenizer
+    flat = [[lm.start_token_id] + list(tok(t, add_special_tokens=False)["input_ids"]) for ts in per_question for t in ts]
+    too_long = [i // n_orders for i, ids in enumerate(flat) if len(ids) > lm.max_context]
+    if too_long:
+        raise InputTextError(
+            f"Question {questions[too_long[0]].index} does not fit the model's context of {lm.max_context} tokens."
+        )
+    scored = []
+    for i, question in enumerate(questions):
+        # One question's orders share its text up to the first option: that part runs once per question.
+        orders = flat[i * n_orders : (i + 1) * n_orders]
+        scored.append(QuestionOrders(index=question.index, logprobs=tuple(sequence_logprobs_shared_prefix(lm, orders))))
+        if progress is not None:
+            progress((i + 1) * n_orders, len(flat))
+    return PermutationResult(questions=tuple(scored), n_orders=n_orders)

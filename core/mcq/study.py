@@ -1,0 +1,91 @@
+"""The whole multiple-choice study for one model and benchmark: probes on the original and on the
+shuffled options, optionally the option-order test, and the JSON layout the CLI and page share."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.mcq.completion import PROBE_KINDS, MCQConfig, MCQRun, Mitigation, run_mcq, summary_row
+from core.data.questions import MCQuestion
+from core.mcq.permutation import PermutationResult, permutation_test
+from core.mcq.shuffle import shuffle_questions
+from core.engine.models import LoadedModel
+from core.engine.progress import ProgressCallback
+
+
+@dataclass(frozen=True)
+class MCQReport:
+    mitigation: Mitigation
+    shuffled_questions: tuple[MCQuestion, ...]
+    permutation: PermutationResult | None
+
+    @property
+    def original(self) -> MCQRun:
+        return self.mitigation.original
+
+    @property
+    def shuffled(self) -> MCQRun:
+        return self.mitigation.shuffled
+
+    def question_rows(self) -> list[dict[str, object]]:
+        """Per question: scores before and after shuffling (and the order test's rank)."""
+        ranks = {q.index: q for q in self.permutation.questions} if self.permutation else {}
+        rows = []
+        for before, after in zip(self.original.results, self.shuffled.results):
+            row = before.row()
+            for kind in PROBE_KINDS:
+                row[f"{kind}_shuffled"] = after.score(kind)
+            if ranks:
+                orders = ranks[before.question.index]
+                row["order_rank"] = orders.rank
+                row["order_percentile"] = orders.percentile
+            rows.append(row)
+        return rows
+
+    def to_dict(self, *, model: str, benchmark: str) -> dict[str, object]:
+        return {
+            "model": model,
+            "benchmark": benchmark,
+            "n": len(self.original.results),
+            "shuffle_seed": self.mitigation.seed,
+            "cut": self.original.config.cut,
+            "original": self.original.to_dict(),
+            "shuffled": self.shuffled.to_dict(),
+            "mitigation": {kind: self.mitigation.drop(kind) for kind in PROBE_KINDS},
+            "summary": [summary_row(model, benchmark, self.mitigation, kind) for kind in ("next_token", "completion")],
+            "permutation": self.permutation.to_dict() if self.permutation else None,
+            "questions": self.question_rows(),
+        }
+
+
+def run_benchmark(
+    lm: LoadedModel,
+    questions: Sequence[MCQuestion],
+    config: MCQConfig | None = None,
+    *,
+    shuffle_seed: int = 0,
+    permutation: bool = False,
+    progress: ProgressCallback | None = None,
+) -> MCQReport:
+    """Probe the original and the shuffled benchmark (and rank orders); progress covers all phases."""
+    config = config or MCQConfig()
+    n_probes = sum(len(q.options) for q in questions)
+    n_orders = len(questions) * math.factorial(len(questions[0].options)) if permutation and questions else 0
+    total = 2 * n_probes + n_orders
+
+    def phase(offset: int):
+        if progress is None:
+            return None
+        return lambda done, _total: progress(offset + done, total)
+
+    original = run_mcq(lm, questions, config, progress=phase(0))
+    shuffled_questions = shuffle_questions(questions, shuffle_seed)
+    shuffled = run_mcq(lm, shuffled_questions, config, progress=phase(n_probes))
+    orders = permutation_test(lm, questions, config.layout, progress=phase(2 * n_probes)) if permutation else None
+    return MCQReport(
+        mitigation=Mitigation(original=original, shuffled=shuffled, seed=shuffle_seed),
+        shuffled_questions=tuple(shuffled_questions),
+        permutation=orders,
+    )

@@ -1,0 +1,1 @@
+"""Passage membership inference: benchmark runs over labelled sets and single-passage inspection."""

@@ -1,0 +1,47 @@
+"""Passage analysis: score passages once, then run every method on the same records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.methods import Method, default_methods, score_all
+from core.engine.models import LoadedModel
+from core.engine.progress import ProgressCallback
+from core.engine.scoring import MAX_KGRAM, TokenRecords, score_texts
+
+
+@dataclass(frozen=True)
+class PassageAnalysis:
+    """One passage's token records and every requested method's score."""
+
+    records: TokenRecords
+    scores: dict[str, float]
+
+    @property
+    def perplexity(self) -> float:
+        return self.records.perplexity
+
+
+def kgram_needed(methods: Sequence[Method]) -> int:
+    return max((m.kgram_needed for m in methods), default=0)
+
+
+def analyse_passages(
+    lm: LoadedModel,
+    texts: Sequence[str],
+    methods: Sequence[Method] | None = None,
+    *,
+    kgram_max: int | None = None,
+    max_tokens: int | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[PassageAnalysis]:
+    """Score ``texts`` in one batched pass and apply ``methods`` (default: the standard set).
+
+    kgram_max defaults to what the methods need; pass ``MAX_KGRAM`` to keep all k-gram columns for display.
+    """
+    methods = list(methods) if methods is not None else default_methods()
+    needed = kgram_needed(methods)
+    kgram = needed if kgram_max is None else max(min(kgram_max, MAX_KGRAM), needed)
+    records = score_texts(lm, texts, kgram_max=kgram, max_tokens=max_tokens, progress=progress)
+    return [PassageAnalysis(records=r, scores=score_all(methods, r)) for r in records]

@@ -1,0 +1,419 @@
+"""Membership benchmark runs: score a labelled dataset with many detectors, persist, and evaluate.
+
+A run is (dataset fingerprint, model spec, method set, scoring options). Samples are scored in batches and
+each batch is written to the results store before the next starts, so an interrupted run loses at most
+one batch and resumes where it stopped; a finished run is read back from the store without loading the
+model. Metrics (AUROC with bootstrap CI, TPR at low FPR) are computed per method, next to the model-free
+blind baseline and a cross-validated ensemble of all methods.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.data.labelled import LabelledDataset
+from core.errors import DataError, LeakLensError
+from core.methods import Method, default_methods, score_all
+from core.methods.reference import ReferenceModel
+from core.stats.metrics import MetricResult, blind_baseline, ensemble, evaluate, roc_points
+from core.engine.progress import ProgressCallback
+from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
+
+KIND = "mia"
+"""Store kind of membership benchmark runs."""
+DEFAULT_BATCH_SIZE = 16
+PREVIEW_CHARS = 160
+SCORE_DEFINITIONS = 2
+"""Part of every run key. Raised whenever a stored score would change meaning for the same method key, so
+runs stored before are never read back as if computed now (2: the adjusted slopes are negated)."""
+OLD_DEFINITIONS_NOTE = (
+    "Stored by an earlier LeakLens: its mean- and z-adjusted slope scores have the opposite sign (their AUROC "
+    "is 1 − today's). Run the benchmark again to score it with the current definitions."
+)
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """Everything one membership benchmark run produced, ready for tables, figures and JSON."""
+
+    run_id: str
+    dataset: str
+    """Display name of the data (file name or hub id)."""
+    fingerprint: str
+    model: str
+    method_keys: list[str]
+    method_labels: dict[str, str]
+    samples: list[SampleRow]
+    """Per-sample scores in dataset order."""
+    metrics: dict[str, MetricResult | None]
+    """Per method; None when a method produced no usable score (all NaN)."""
+    blind_baseline: MetricResult | None
+    ensemble: MetricResult | None
+    status: str = "finished"
+    n_computed: int = 0
+    """Samples scored by this call (0 when everything came from the store)."""
+    n_truncated: int = 0
+    """Samples longer than the model's context, scored on their first tokens only."""
+    elapsed_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    """Problems worth showing next to the table (e.g. why the baseline is missing)."""
+
+    @property
+    def n(self) -> int:
+        return len(self.samples)
+
+    @property
+    def labels(self) -> list[int]:
+        return [int(s.label) for s in self.samples if s.label is not None]
+
+    @property
+    def from_store(self) -> bool:
+        return self.n_computed == 0
+
+    def scores(self, key: str) -> list[float]:
+        """One method's scores in sample order, missing ones as NaN."""
+        return [score_or_nan(s.scores.get(key)) for s in self.samples]
+
+    def roc(self, key: str) -> tuple[list[float], list[float]]:
+        """(fpr, tpr) points of one method's ROC curve."""
+        fpr, tpr = roc_points(self.labels, self.scores(key))
+        return fpr.tolist(), tpr.tolist()
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per method plus the blind baseline and the ensemble, for tables and CSV."""
+        rows = []
+        entries: list[tuple[str, str, MetricResult | None]] = [
+            (k, self.method_labels.get(k, k), self.metrics.get(k)) for k in self.method_keys
+        ]
+        entries.append(("blind_baseline", "Blind baseline (bag of words, no model)", self.blind_baseline))
+        entries.append(("ensemble", "Ensemble (all methods, cross-validated)", self.ensemble))
+        for key, label, metric in entries:
+            rows.append(
+                {
+                    "dataset": self.dataset,
+                    "model": self.model,
+                    "method": key,
+                    "label": label,
+                    "auroc": None if metric is None else metric.auroc,
+                    "ci_low": None if metric is None else metric.ci[0],
+                    "ci_high": None if metric is None else metric.ci[1],
+                    "tpr_at_1_fpr": None if metric is None else metric.tpr_at_1_fpr,
+                    "tpr_at_5_fpr": None if metric is None else metric.tpr_at_5_fpr,
+                    "n": None if metric is None else metric.n,
+                    "run_id": self.run_id,
+                }
+            )
+        return rows
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--out`` document: dataset, model, n, per-method metrics, baseline, ensemble, samples."""
+        return {
+            "dataset": self.dataset,
+            "model": self.model,
+            "n": self.n,
+            "methods": {k: _metric_json(self.metrics.get(k)) for k in self.method_keys},
+            "blind_baseline": _metric_json(self.blind_baseline),
+            "ensemble": _metric_json(self.ensemble),
+            "samples": [
+                {"id": s.sample_id, "label": s.label, "scores": {k: _finite(s.scores.get(k)) for k in self.method_keys}}
+                for s in self.samples
+            ],
+        }
+
+
+def dataset_display_name(source: str) -> str:
+    """A short name for a data source: a file's name, or the hub id (with split) as given."""
+    source = source.strip()
+    if source.startswith("hub dataset "):
+        return source.removeprefix("hub dataset ")
+    if "/" in source and Path(source).suffix:
+        return Path(source).name
+    return source
+
+
+def run_key(dataset: LabelledDataset, model_spec: str, methods: Sequence[Method], max_tokens: int | None) -> dict:
+    """What identifies a run in the store: the same data, model, methods and options give the same run."""
+    key: dict[str, Any] = {
+        "dataset": dataset.fingerprint,
+        "model": model_spec,
+        "methods": sorted(m.key for m in methods),
+        "score_definitions": SCORE_DEFINITIONS,
+    }
+    if max_tokens is not None:
+        key["max_tokens"] = int(max_tokens)
+    return key
+
+
+def resolve_methods(methods: Sequence[Method] | None, reference_model: str | None) -> list[Method]:
+    """The method list to run: default set when None; ``reference_model`` adds a reference-model method."""
+    chosen = list(methods) if methods else default_methods()
+    if reference_model:
+        spec = reference_model.strip()
+        if not any(isinstance(m, ReferenceModel) and m.reference.strip() == spec for m in chosen):
+            chosen.append(ReferenceModel(reference=spec))
+    keys = [m.key for m in chosen]
+    if len(set(keys)) != len(keys):
+        raise LeakLensError(f"The method list names a method twice ({', '.join(keys)}).")
+    return chosen
+
+
+def run_membership_benchmark(
+    dataset: LabelledDataset,
+    model_spec: str,
+    methods: Sequence[Method] | None = None,
+    *,
+    store: ResultStore | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    reference_model: str | None = None,
+    max_tokens: int | None = None,
+    progress: ProgressCallback | None = None,
+    load_model: Callable[[str], Any] | None = None,
+) -> BenchmarkResult:
+    """Score ``dataset`` under ``model_spec`` with ``methods``, resuming from and writing to ``store``.
+
+    ``load_model(spec)`` is called only when samples remain to be scored (pages pass their cached loader).
+    ``progress(done, total)`` counts samples, including those already stored.
+    """
+    if batch_size < 1:
+        raise LeakLensError(f"The batch size must be at least 1, got {batch_size}.")
+    model_spec = (model_spec or "").strip()
+    if not model_spec:
+        raise LeakLensError("No model given: pass a bundled name, a local directory or a hub id.")
+    started = time.perf_counter()
+    store = store or ResultStore()
+    chosen = resolve_methods(methods, reference_model)
+    key = run_key(dataset, model_spec, chosen, max_tokens)
+    meta = {
+        "dataset": dataset_display_name(dataset.source),
+        "source": dataset.source,
+        "model": model_spec,
+        "n_total": dataset.n,
+        "n_members": dataset.n_members,
+        "text_col": dataset.text_col,
+        "label_col": dataset.label_col,
+        "methods": [m.key for m in chosen],
+        "method_labels": {m.key: m.label for m in chosen},
+        "skipped": dataset.skipped_summary(),
+    }
+    run = store.get_or_create_run(KIND, key, meta)
+    if run.finished:
+        if progress is not None:
+            progress(dataset.n, dataset.n)
+        return result_from_store(store, run, order=dataset.ids, elapsed_s=time.perf_counter() - started)
+
+    done = store.done_sample_ids(run.run_id)
+    todo = [i for i, sample_id in enumerate(dataset.ids) if sample_id not in done]
+    n_done = dataset.n - len(todo)
+    if progress is not None:
+        progress(n_done, dataset.n)
+    n_truncated = 0
+    try:
+        if todo:
+            loader = load_model or _default_loader
+            lm = loader(model_spec)
+            reference_lm = _reference_lm(chosen, loader)
+            for start in range(0, len(todo), batch_size):
+                batch = todo[start : start + batch_size]
+                rows, truncated = _score_batch(lm, reference_lm, dataset, batch, chosen, max_tokens)
+                store.add_samples(run.run_id, rows)
+                n_truncated += truncated
+                n_done += len(batch)
+                if progress is not None:
+                    progress(n_done, dataset.n)
+        result = _evaluate(dataset, run, chosen, store.load_samples(run.run_id))
+    except BaseException:
+        store.mark_interrupted(run.run_id)
+        raise
+    store.finish_run(run.run_id, _summary(result))
+    return _replace(result, n_computed=len(todo), n_truncated=n_truncated, elapsed_s=time.perf_counter() - started)
+
+
+def _default_loader(spec: str):
+    from core.engine.models import load_model
+
+    return load_model(spec)
+
+
+def _reference_lm(methods: Sequence[Method], loader: Callable[[str], Any]):
+    specs = {m.reference.strip() for m in methods if isinstance(m, ReferenceModel)}
+    if len(specs) > 1:
+        raise LeakLensError(f"One run can use one reference model; got {', '.join(sorted(specs))}.")
+    return loader(specs.pop()) if specs else None
+
+
+def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], methods, max_tokens):
+    """Score one batch of samples: records, auxiliary passes, every method; returns store rows."""
+    from core.membership.analysis import kgram_needed
+    from core.engine.auxiliary import compute_auxiliary
+    from core.engine.scoring import TruncationWarning, score_texts
+
+    texts = [dataset.texts[i] for i in batch]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        records = score_texts(lm, texts, kgram_max=kgram_needed(methods), max_tokens=max_tokens)
+        aux = compute_auxiliary(lm, texts, methods, records, reference_lm=reference_lm)
+    rows = []
+    for i, rec, extra in zip(batch, records, aux, strict=True):
+        scores = score_all(methods, rec, extra)
+        summary = {
+            "n_tokens": rec.n_tokens,
+            "n_dropped": rec.n_dropped,
+            "loss": rec.loss,
+            "preview": dataset.texts[i][:PREVIEW_CHARS],
+        }
+        rows.append(SampleRow(dataset.ids[i], int(dataset.labels[i]), scores, summary))
+    return rows, sum(1 for r in records if r.n_dropped)
+
+
+def _evaluate(dataset: LabelledDataset, run: RunInfo, methods: Sequence[Method], stored: list[SampleRow]):
+    by_id = {s.sample_id: s for s in stored}
+    missing = [i for i in dataset.ids if i not in by_id]
+    if missing:
+        raise LeakLensError(f"{len(missing)} samples are missing from run {run.run_id} after scoring.")
+    samples = [by_id[i] for i in dataset.ids]
+    labels = [int(s.label) for s in samples]
+    keys = [m.key for m in methods]
+    notes: list[str] = []
+    metrics: dict[str, MetricResult | None] = {}
+    table: dict[str, list[float]] = {}
+    for key in keys:
+        column = [score_or_nan(s.scores.get(key)) for s in samples]
+        table[key] = column
+        metrics[key] = _try_metric(lambda c=column: evaluate(labels, c), f"{key}", notes)
+    baseline = _try_metric(lambda: blind_baseline(dataset.texts, labels), "blind baseline", notes)
+    combined = _try_metric(lambda: ensemble(table, labels), "ensemble", notes)
+    return BenchmarkResult(
+        run_id=run.run_id,
+        dataset=dataset_display_name(dataset.source),
+        fingerprint=dataset.fingerprint,
+        model=run.model,
+        method_keys=keys,
+        method_labels={m.key: m.label for m in methods},
+        samples=samples,
+        metrics=metrics,
+        blind_baseline=baseline,
+        ensemble=combined,
+        notes=notes,
+    )
+
+
+def _try_metric(compute: Callable[[], MetricResult], what: str, notes: list[str]) -> MetricResult | None:
+    try:
+        return compute()
+    except DataError as exc:
+        notes.append(f"{what}: {exc}")
+        return None
+
+
+def _summary(result: BenchmarkResult) -> dict[str, Any]:
+    return {
+        "dataset": result.dataset,
+        "model": result.model,
+        "n": result.n,
+        "methods": {k: metric_to_store(result.metrics.get(k)) for k in result.method_keys},
+        "method_labels": result.method_labels,
+        "blind_baseline": metric_to_store(result.blind_baseline),
+        "ensemble": metric_to_store(result.ensemble),
+        "notes": result.notes,
+    }
+
+
+def metric_to_store(metric: MetricResult | None) -> dict[str, Any] | None:
+    if metric is None:
+        return None
+    return {**metric.to_dict(), "n": metric.n, "n_dropped": metric.n_dropped}
+
+
+def metric_from_store(data: dict[str, Any] | None) -> MetricResult | None:
+    if not data:
+        return None
+    return MetricResult(
+        auroc=float(data["auroc"]),
+        ci=(float(data["ci"][0]), float(data["ci"][1])),
+        tpr_at_1_fpr=float(data["tpr_at_1_fpr"]),
+        tpr_at_5_fpr=float(data["tpr_at_5_fpr"]),
+        n=int(data.get("n", 0)),
+        n_dropped=int(data.get("n_dropped", 0)),
+    )
+
+
+def result_from_store(
+    store: ResultStore, run: RunInfo, *, order: Sequence[str] | None = None, elapsed_s: float = 0.0
+) -> BenchmarkResult:
+    """Rebuild a finished run's result from the store alone (no model, no dataset needed)."""
+    if run.kind != KIND:
+        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a membership benchmark.")
+    if not run.finished or run.summary is None:
+        raise LeakLensError(f"Run {run.run_id} is not finished ({run.status}); run it again to resume it.")
+    summary = run.summary
+    notes = list(summary.get("notes", []))
+    if run.key.get("score_definitions") != SCORE_DEFINITIONS:
+        notes.insert(0, OLD_DEFINITIONS_NOTE)
+    samples = store.load_samples(run.run_id)
+    if order is not None:
+        position = {sample_id: i for i, sample_id in enumerate(order)}
+        samples.sort(key=lambda s: position.get(s.sample_id, len(position)))
+    keys = list(summary.get("methods", {}))
+    return BenchmarkResult(
+        run_id=run.run_id,
+        dataset=str(summary.get("dataset", run.dataset)),
+        fingerprint=str(run.key.get("dataset", "")),
+        model=str(summary.get("model", run.model)),
+        method_keys=keys,
+        method_labels={k: summary.get("method_labels", {}).get(k, k) for k in keys},
+        samples=samples,
+        metrics={k: metric_from_store(v) for k, v in summary["methods"].items()},
+        blind_baseline=metric_from_store(summary.get("blind_baseline")),
+        ensemble=metric_from_store(summary.get("ensemble")),
+        notes=notes,
+        elapsed_s=elapsed_s,
+    )
+
+
+def stored_results(store: ResultStore, *, model: str | None = None) -> list[BenchmarkResult]:
+    """Every finished membership benchmark run in the store, newest first (optionally one model's)."""
+    return [result_from_store(store, r) for r in store.list_runs(KIND, model=model) if r.finished and r.summary]
+
+
+def _replace(result: BenchmarkResult, **changes: Any) -> BenchmarkResult:
+    from dataclasses import replace
+
+    return replace(result, **changes)
+
+
+def _finite(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _metric_json(metric: MetricResult | None) -> dict[str, Any] | None:
+    if metric is None:
+        return None
+    return {
+        "auroc": metric.auroc,
+        "ci": [metric.ci[0], metric.ci[1]],
+        "tpr_at_1_fpr": metric.tpr_at_1_fpr,
+        "tpr_at_5_fpr": metric.tpr_at_5_fpr,
+    }
+
+
+def latest_per_dataset(results: Sequence[BenchmarkResult]) -> list[BenchmarkResult]:
+    """One result per (dataset, model): the first seen, i.e. the newest when ``results`` is newest first.
+
+    Runs of the same data and model with different method sets are alternatives, not columns to repeat.
+    """
+    seen: set[tuple[str, str]] = set()
+    chosen = []
+    for result in results:
+        pair = (result.fingerprint, result.model)
+        if pair not in seen:
+            seen.add(pair)
+            chosen.append(result)
+    return chosen

@@ -1,0 +1,51 @@
+"""Figures for the multiple-choice memorization test, drawn from an ``MCQReport`` (no statistics here)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from core.mcq.completion import ProbeKind
+from core.mcq.study import MCQReport
+
+ORIGINAL_COLOUR = "#d62728"
+SHUFFLED_COLOUR = "#1f77b4"
+PROBE_TITLES = {"next_token": "next-token probe", "completion": "completion probe (exact)",
+                "similar": "completion probe (similar)"}
+
+
+def score_distribution(report: MCQReport, kind: ProbeKind) -> go.Figure:
+    """Questions per score 0..n, original options next to shuffled ones."""
+    original, shuffled = report.original.summary(kind), report.shuffled.summary(kind)
+    scores = [str(s) for s in range(len(original.distribution))]
+    fig = go.Figure()
+    fig.add_bar(name=f"original order (mean {original.mean:.2f})", x=scores, y=list(original.distribution),
+                marker_color=ORIGINAL_COLOUR, text=list(original.distribution), textposition="outside")
+    fig.add_bar(name=f"shuffled options (mean {shuffled.mean:.2f})", x=scores, y=list(shuffled.distribution),
+                marker_color=SHUFFLED_COLOUR, text=list(shuffled.distribution), textposition="outside")
+    fig.update_layout(
+        barmode="group", title=f"Options reproduced per question: {PROBE_TITLES[kind]}",
+        xaxis_title="score (options completed)", yaxis_title="questions", legend_orientation="h",
+        margin={"t": 60, "b": 40},
+    )
+    return fig
+
+
+def rank_histogram(report: MCQReport) -> go.Figure:
+    """Where the published option order ranks among all orders; flat = no preference, a spike at 1 = leak."""
+    if report.permutation is None:
+        raise ValueError("The report has no option-order test.")
+    result = report.permutation
+    ranks = [q.rank for q in result.questions]
+    counts = [ranks.count(r) for r in range(1, result.n_orders + 1)]
+    expected = len(ranks) / result.n_orders
+    fig = go.Figure()
+    fig.add_bar(x=list(range(1, result.n_orders + 1)), y=counts, marker_color=ORIGINAL_COLOUR, name="questions")
+    fig.add_scatter(x=[0.5, result.n_orders + 0.5], y=[expected, expected], mode="lines",
+                    line={"dash": "dash", "color": "#555"}, name="expected without a preference")
+    fig.update_layout(
+        title=(f"Rank of the original option order among {result.n_orders} orders "
+               f"(mean percentile {result.mean_percentile:.2f}, p = {result.p_value_percentile:.2g})"),
+        xaxis_title="rank (1 = original order most likely)", yaxis_title="questions", legend_orientation="h",
+        margin={"t": 60, "b": 40},
+    )
+    return fig
