@@ -31,7 +31,8 @@ sys.path.insert(0, str(REPO))
 from core.membership.analysis import analyse_passages  # noqa: E402
 from core.methods import Method, default_methods  # noqa: E402
 from core.engine.models import LoadedModel, load_model  # noqa: E402
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, _length_batches, encode_texts, score_texts  # noqa: E402
+from core.engine.batching import length_batches  # noqa: E402
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, encode_texts, score_texts  # noqa: E402
 from core.data.tables import load_rows  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "wikimia_length128.parquet"
@@ -120,7 +121,7 @@ def naive_scores(lm: LoadedModel, texts: list[str], methods: list[Method]) -> li
 def bare_forward(lm: LoadedModel, texts: list[str]) -> int:
     """The model call alone on the engine's own padded batches (no statistics): the matmul-bound part."""
     encoded = encode_texts(lm, texts)
-    for batch in _length_batches([len(e.context) + len(e.ids) for e in encoded], DEFAULT_TOKEN_BUDGET):
+    for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], DEFAULT_TOKEN_BUDGET):
         sequences = [encoded[i].context + encoded[i].ids for i in batch]
         width = max(len(s) for s in sequences)
         ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)

@@ -12,7 +12,7 @@ from core.errors import LeakLensError
 from core.methods import default_methods, parse_methods
 from core.methods.reference import DEFAULT_REFERENCE
 from core.engine.models import available_bundled_models
-from core.viz.membership_plots import auroc_bars, roc_overlay, score_distribution, top_methods
+from core.viz.membership_plots import auroc_bars, roc_overlay, member_score_histogram, top_methods
 from core.store.results import ResultStore
 from core.data.tables import is_local_source, load_uploaded
 from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
@@ -128,7 +128,7 @@ def _show_result(result: BenchmarkResult, key_prefix: str) -> None:
     with right:
         method = st.selectbox("Score distribution", available, format_func=lambda k: labels.get(k, k),
                               key=f"{key_prefix}_dist")
-        st.plotly_chart(score_distribution(result, method), width="stretch", key=f"{key_prefix}_dist_chart")
+        st.plotly_chart(member_score_histogram(result, method), width="stretch", key=f"{key_prefix}_dist_chart")
 
 
 choice = _dataset_form()

@@ -7,7 +7,8 @@ import html
 import streamlit as st
 
 from core.errors import LeakLensError
-from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport, ModelRequest, run_leakage_test
+from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport, ModelRequest
+from core.leakage.run import run_leakage_test
 from core.data.problems import BUILTIN, HUMANEVAL, SKY_SHADOW, ProblemSet, load_problem_set, load_uploaded_problems
 from core.engine.models import available_bundled_models
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter

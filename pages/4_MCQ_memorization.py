@@ -15,7 +15,7 @@ from core.mcq.match import SIMILARITY_METRICS
 from core.mcq.study import MCQReport, run_benchmark
 from core.mcq.stored import save_report
 from core.viz.mcq_view import question_html
-from core.viz.mcq_plots import PROBE_TITLES, rank_histogram, score_distribution
+from core.viz.mcq_plots import PROBE_TITLES, rank_histogram, mcq_score_distribution
 from core.store.results import ResultStore
 from core.data.tables import load_uploaded
 from ui.common import get_model, model_picker, page_setup, streamlit_progress
@@ -76,7 +76,7 @@ def _show(report: MCQReport, kind: str, model: str, benchmark: str) -> None:
     cols[1].metric(f"Mean score, original ({kind})", f"{report.original.summary(kind).mean:.2f}")
     cols[2].metric(f"Mean score, shuffled ({kind})", f"{report.shuffled.summary(kind).mean:.2f}")
     cols[3].metric("Mitigation (drop)", f"{report.mitigation.drop(kind):+.2f}")
-    st.plotly_chart(score_distribution(report, kind), width="stretch", key="mcq_dist")
+    st.plotly_chart(mcq_score_distribution(report, kind), width="stretch", key="mcq_dist")
 
     st.subheader("Summary (model × benchmark)")
     st.dataframe(payload["summary"], hide_index=True, width="stretch", key="mcq_summary")

@@ -12,18 +12,15 @@ import torch
 
 from core.errors import DataError, InputTextError
 from core.leakage.delta import (
-    ModelLosses,
     ModelRequest,
-    ProblemLoss,
     bootstrap_deltas,
-    build_report,
+    build_leakage_report,
     delta_stats,
-    first_solution_token,
     flag_reference_problems,
     pair_sets,
-    run_leakage_test,
-    solution_losses,
 )
+from core.leakage.losses import ModelLosses, ProblemLoss, first_solution_token, solution_losses
+from core.leakage.run import run_leakage_test
 from core.data.problems import (
     SKY_SHADOW,
     CodeProblem,
@@ -242,7 +239,7 @@ def test_report_with_base_model_gives_delta_squared():
         "sft": _losses("sft", {"T/0": 0.5, "T/1": 0.6, "T/2": 0.4}, {"T/0": 0.9, "T/1": 0.8, "T/2": 1.0}),
         "base": _losses("base", {"T/0": 0.8, "T/1": 0.9, "T/2": 0.7}, {"T/0": 0.9, "T/1": 0.8, "T/2": 1.0}),
     }
-    report = build_report(sets, [ModelRequest("sft", "base"), ModelRequest("base")], losses)
+    report = build_leakage_report(sets, [ModelRequest("sft", "base"), ModelRequest("base")], losses)
     sft, base = report.models
     assert sft.stats.delta == pytest.approx(-0.4)
     assert sft.base_stats.delta == pytest.approx(-0.1)

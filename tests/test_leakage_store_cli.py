@@ -7,9 +7,11 @@ import json
 import pytest
 
 from core.cli import main
-from core.leakage.delta import ModelRequest, run_leakage_test, solution_losses
+from core.leakage.delta import ModelRequest
+from core.leakage.losses import solution_losses
+from core.leakage.run import run_leakage_test
 from core.data.problems import ProblemSet, builtin_problems
-from core.leakage.stored import KIND, LOSS_KEY, problem_set_fingerprint, stored_set_losses
+from core.leakage.stored import KIND, LOSS_KEY, problem_run_key, stored_set_losses
 from core.store.results import ResultStore, SampleRow
 
 
@@ -24,7 +26,7 @@ def test_losses_are_stored_resumed_and_reused(tiny_lm, tmp_path):
     problems = builtin_problems(limit=5)
     direct = solution_losses(tiny_lm, problems.problems)
     # An interrupted earlier run stored the first two problems only.
-    run = store.get_or_create_run(KIND, {"model": "tiny-random", "problems": problem_set_fingerprint(problems)})
+    run = store.get_or_create_run(KIND, problem_run_key("tiny-random", problems))
     store.add_samples(
         run.run_id, [SampleRow(l.task_id, None, {LOSS_KEY: l.loss}, {"n_tokens": l.n_tokens}) for l in direct[:2]]
     )

@@ -29,3 +29,38 @@ def test_save_report_round_trip(tiny_lm, tmp_path):
     assert save_report(store, report, model="tiny-random", benchmark="mmlu_sample").run_id == run.run_id
     assert benchmark_fingerprint(questions) != benchmark_fingerprint(questions[:1])
     assert [r.run_id for r in store.list_runs(KIND)] == [run.run_id]
+
+
+def test_interrupted_mcq_run_resumes_and_matches_the_in_memory_study(tiny_lm, tmp_path):
+    from core.mcq.completion import MCQConfig
+    from core.mcq.stored import run_stored_benchmark
+
+    questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=5).questions
+    config = MCQConfig()
+    store = ResultStore(tmp_path / "results.sqlite")
+    expected = run_benchmark(tiny_lm, questions, config, shuffle_seed=1, permutation=True)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_first_batch(done, total):
+        if 0 < done < total:
+            raise Stop
+
+    common = dict(store=store, model="tiny-random", benchmark="mmlu", shuffle_seed=1, permutation=True, batch_size=2)
+    try:
+        run_stored_benchmark(questions, config, load=lambda: tiny_lm, progress=stop_after_first_batch, **common)
+    except Stop:
+        pass
+    (interrupted,) = store.list_runs(KIND)
+    assert not interrupted.finished and interrupted.n_done == 2
+
+    report, run, n_computed = run_stored_benchmark(questions, config, load=lambda: tiny_lm, **common)
+    assert run.finished and n_computed == 3  # only the questions the interrupted run had not stored
+    assert report.to_dict(model="m", benchmark="b") == expected.to_dict(model="m", benchmark="b")
+
+    def no_model():
+        raise AssertionError("a finished MCQ run must be rebuilt without loading the model")
+
+    again, _, n_again = run_stored_benchmark(questions, config, load=no_model, **common)
+    assert n_again == 0 and again.to_dict(model="m", benchmark="b") == expected.to_dict(model="m", benchmark="b")

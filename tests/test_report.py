@@ -20,10 +20,10 @@ from core.viz.membership_plots import (
     auroc_heatmap,
     column_labels,
     roc_overlay,
-    score_distribution,
+    member_score_histogram,
     top_methods,
 )
-from core.viz.report import build_report, results_csv
+from core.viz.report import build_html_report, results_csv
 from core.store.results import SampleRow
 
 LABELS = [1, 1, 1, 1, 0, 0, 0, 0]
@@ -91,7 +91,7 @@ def test_runs_on_the_same_dataset_get_distinct_columns():
     ]
     figure = auroc_heatmap([full, sample])
     assert len(set(figure.data[0].x)) == 2  # equal names would merge into one column
-    html = build_report([full, sample])
+    html = build_html_report([full, sample])
     assert "<h2>books.csv · tiny-random · n=8</h2>" in html and "<h2>books.csv · tiny-random · n=6</h2>" in html
 
 
@@ -123,7 +123,7 @@ def test_roc_overlay_points_and_baseline_entry():
 
 
 def test_score_distribution_splits_by_label():
-    figure = score_distribution(_result(), "loss")
+    figure = member_score_histogram(_result(), "loss")
     members, nonmembers = figure.data
     assert list(members.x) == SCORES["loss"][:4] and list(nonmembers.x) == SCORES["loss"][4:]
     assert members.name == "members (n=4)" and "AUROC 0.875" in figure.layout.title.text
@@ -141,7 +141,7 @@ def test_csv_export_rows():
 
 
 def test_report_is_self_contained_and_escaped(tmp_path):
-    html = build_report([_result(), _result(dataset="books.csv", keys=("loss",))], title="Q3 <audit>")
+    html = build_html_report([_result(), _result(dataset="books.csv", keys=("loss",))], title="Q3 <audit>")
     path = tmp_path / "report.html"
     path.write_text(html, encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>")
@@ -158,10 +158,10 @@ def test_report_is_self_contained_and_escaped(tmp_path):
 def test_report_warns_when_baseline_wins():
     easy = _result(baseline_scores=[0.9, 0.9, 0.9, 0.9, 0.1, 0.1, 0.1, 0.1])
     assert math.isclose(easy.blind_baseline.auroc, 1.0)
-    assert "labels are predictable from the wording alone" in build_report([easy])
-    assert "labels are predictable from the wording alone" not in build_report([_result()])
+    assert "labels are predictable from the wording alone" in build_html_report([easy])
+    assert "labels are predictable from the wording alone" not in build_html_report([_result()])
 
 
 def test_empty_report_is_an_error():
     with pytest.raises(LeakLensError, match="no finished"):
-        build_report([])
+        build_html_report([])

@@ -59,7 +59,7 @@ def requests_from_args(models: list[str], bases: list[str] | None) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.leakage.delta import run_leakage_test
+    from core.leakage.run import run_leakage_test
     from core.data.problems import load_problem_set
     from core.engine.models import load_model
     from core.engine.progress import tqdm_progress

@@ -8,7 +8,6 @@ so stored runs can be matched to their data whichever way it was loaded.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 
 from core.config import PROJECT_ROOT
 from core.errors import DataError
+from core.store.fingerprint import fingerprint_rows
 from core.data.tables import SkippedRow, Table, load_rows
 
 TEXT_COLUMN_NAMES = ("input", "Example_A", "text", "passage", "content", "document", "sentence")
@@ -302,10 +302,6 @@ def stratified_sample(labels: list[int], size: int, seed: int = 0) -> list[int]:
 
 
 def fingerprint(texts: list[str], labels: list[int], ids: list[str]) -> str:
-    """sha256 over (id, label, text) triples, length-prefixed so no two datasets can collide by concatenation."""
-    digest = hashlib.sha256()
-    for row_id, label, text in zip(ids, labels, texts, strict=True):
-        for part in (row_id.encode(), str(int(label)).encode(), text.encode()):
-            digest.update(len(part).to_bytes(8, "little"))
-            digest.update(part)
-    return digest.hexdigest()
+    """The data's fingerprint over (id, label, text) rows: a path and an upload of the same data match."""
+    rows = zip(ids, (str(int(label)) for label in labels), texts, strict=True)
+    return fingerprint_rows(rows)

@@ -11,7 +11,7 @@ prefix and one neighbour configuration; mixing several of a kind is a clear erro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 from core.methods.neighbourhood import Neighbourhood
@@ -19,7 +19,7 @@ from core.methods.recall import Recall
 from core.methods.reference import ReferenceModel
 from core.engine.models import LoadedModel, load_model
 from core.engine.neighbours import generate_neighbours, scored_text
-from core.engine.progress import ProgressCallback
+from core.engine.progress import ProgressCallback, offset_progress
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, score_texts
 
 
@@ -147,21 +147,14 @@ def _reference_model(lm: LoadedModel, method: ReferenceModel, given: LoadedModel
 
 
 class _Tracker:
-    """Turns each pass's own (done, total) into progress over all passes together."""
+    """Hands each extra pass its share of one progress bar over all passes together."""
 
     def __init__(self, progress: ProgressCallback | None, total: int) -> None:
         self.progress = progress
         self.total = total
         self.offset = 0
 
-    def step(self, size: int) -> Callable[[int, int], None] | None:
-        if self.progress is None:
-            return None
+    def step(self, size: int) -> ProgressCallback | None:
         offset = self.offset
         self.offset += size
-        progress, total = self.progress, self.total
-
-        def report(done: int, pass_total: int) -> None:
-            progress(offset + round(done * size / max(pass_total, 1)), total)
-
-        return report
+        return offset_progress(self.progress, offset, self.total, weight=size)

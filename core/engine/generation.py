@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from core.engine.batching import length_batches
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 
@@ -60,24 +61,15 @@ def greedy_generate(
             raise ValueError(f"Prompt {i}: max_new_tokens must be at least 1.")
     room = [max(1, min(counts[i], lm.max_context - len(p))) for i, p in enumerate(prompts)]
     results: list[Generation | None] = [None] * len(prompts)
-    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), room[i]))
     done = 0
-    start = 0
-    while start < len(order):
-        stop = start + 1
-        while stop < len(order) and stop - start < max_rows:
-            width = len(prompts[order[stop]]) + room[order[stop]]
-            if width * (stop - start + 1) > token_budget:
-                break
-            stop += 1
-        batch = order[start:stop]
+    widths = [len(p) + room[i] for i, p in enumerate(prompts)]
+    for batch in length_batches(widths, token_budget, max_rows=max_rows):
         outputs = _generate_batch(lm, [prompts[i] for i in batch], [room[i] for i in batch])
         for index, generation in zip(batch, outputs):
             results[index] = generation
         done += len(batch)
         if progress is not None:
             progress(done, len(prompts))
-        start = stop
     return [r for r in results if r is not None]
 
 
@@ -161,14 +153,10 @@ def sequence_logprobs(
     (the per-token statistics of ``core.engine.scoring`` cost several passes over the vocabulary).
     """
     _check_sequences(lm, sequences)
-    order = sorted(range(len(sequences)), key=lambda i: -len(sequences[i]))
     totals = [0.0] * len(sequences)
     done = 0
-    start = 0
-    while start < len(order):
-        width = len(sequences[order[start]])
-        rows = max(1, min(MAX_BATCH_ROWS, token_budget // width))
-        batch = order[start : start + rows]
+    for batch in length_batches([len(s) for s in sequences], token_budget, max_rows=MAX_BATCH_ROWS):
+        width = len(sequences[batch[0]])
         input_ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
         for row, index in enumerate(batch):
@@ -184,7 +172,6 @@ def sequence_logprobs(
         done += len(batch)
         if progress is not None:
             progress(done, len(sequences))
-        start += len(batch)
     return totals
 
 
@@ -226,13 +213,9 @@ def sequence_logprobs_shared_prefix(
     if not hasattr(prefix_cache, "batch_repeat_interleave"):  # a model without a reusable cache object
         return sequence_logprobs(lm, sequences, token_budget=token_budget)
     tails = [list(s[shared:]) for s in sequences]
-    order = sorted(range(len(tails)), key=lambda i: -len(tails[i]))
     totals = [0.0] * len(tails)
-    start = 0
-    while start < len(order):
-        width = len(tails[order[start]])
-        rows = max(1, min(MAX_BATCH_ROWS, token_budget // width))
-        batch = order[start : start + rows]
+    for batch in length_batches([len(t) for t in tails], token_budget, max_rows=MAX_BATCH_ROWS):
+        width = len(tails[batch[0]])
         input_ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)
         mask = torch.zeros((len(batch), shared + width), dtype=torch.long)
         mask[:, :shared] = 1
@@ -250,5 +233,4 @@ def sequence_logprobs_shared_prefix(
         tail_totals = (picked * mask[:, shared + 1 :]).sum(-1) + first_logp[input_ids[:, 0]]
         for row, index in enumerate(batch):
             totals[index] = prefix_total + float(tail_totals[row].double())
-        start += len(batch)
     return totals

@@ -24,6 +24,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.config import cache_subdir
+from core.engine.setup import DTYPES
 from core.errors import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -131,13 +132,25 @@ def load_model(
     spec: str = DEFAULT_MODEL,
     *,
     device: str | torch.device | None = None,
-    dtype: torch.dtype | None = None,
+    dtype: torch.dtype | str | None = None,
+    revision: str | None = None,
     trust_remote_code: bool = False,
 ) -> LoadedModel:
-    """Resolve ``spec`` and load it for inference. Raises ``ModelLoadError`` with what was tried."""
+    """Resolve ``spec`` and load it for inference. Raises ``ModelLoadError`` with what was tried.
+
+    ``revision`` (a branch, tag or commit) applies to hub ids only. ``dtype`` may be a name
+    (``float32``, ``bfloat16``, ``float16``).
+    """
     spec = (spec or "").strip()
     if not spec:
         raise ModelLoadError("No model given. Use a bundled name (smollm2-135m), a local directory or a hub id.")
+    if isinstance(dtype, str):
+        if dtype not in DTYPES:
+            raise ModelLoadError(f"Unknown dtype '{dtype}'; use one of {', '.join(DTYPES)}.")
+        dtype = DTYPES[dtype]
+    revision = (revision or "").strip() or None
+    if revision and (spec == TINY_RANDOM or spec in BUNDLED_MODELS or Path(spec).expanduser().exists()):
+        raise ModelLoadError(f"A revision applies to hub models only; '{spec}' is bundled or a local folder.")
     default_dev, default_dtype = default_device()
     dev = torch.device(device) if device is not None else default_dev
     dt = dtype or (default_dtype if dev.type == default_dev.type else torch.float32)
@@ -151,7 +164,7 @@ def load_model(
         tokenizer, model = _from_pretrained(str(directory), dt, trust_remote_code, spec)
         start = _token_id(tokenizer, bundled.start_token)
     else:
-        tokenizer, model = _from_local_or_hub(spec, dt, trust_remote_code)
+        tokenizer, model = _from_local_or_hub(spec, dt, trust_remote_code, revision)
         start = _default_start_token(tokenizer, spec)
 
     model = model.to(device=dev, dtype=dt).eval()
@@ -183,7 +196,7 @@ def wrap_model(
     )
 
 
-def _from_local_or_hub(spec: str, dtype: torch.dtype, trust_remote_code: bool):
+def _from_local_or_hub(spec: str, dtype: torch.dtype, trust_remote_code: bool, revision: str | None = None):
     path = Path(spec).expanduser()
     looks_like_path = spec.startswith((".", "/", "~")) or path.exists()
     if looks_like_path:
@@ -200,7 +213,8 @@ def _from_local_or_hub(spec: str, dtype: torch.dtype, trust_remote_code: bool):
             f"'{spec}' is neither a bundled model ({', '.join(available_bundled_models())}), "
             "a local directory, nor a valid hub id (owner/name)."
         )
-    return _from_pretrained(spec, dtype, trust_remote_code, spec)
+    extra = {"revision": revision} if revision else {}
+    return _from_pretrained(spec, dtype, trust_remote_code, spec, **extra)
 
 
 def _from_pretrained(source: str, dtype: torch.dtype, trust_remote_code: bool, spec: str, **kwargs):

@@ -26,7 +26,8 @@ import torch
 
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, _length_batches
+from core.engine.batching import length_batches
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords
 
 TOP_ALTERNATIVES = 10
 """How many of the model's most likely tokens are searched for a usable replacement."""
@@ -68,7 +69,7 @@ def top_alternatives(
     sequences = [[lm.start_token_id, *r.token_ids.tolist()] for r in records]
     out: list[np.ndarray | None] = [None] * len(sequences)
     done = 0
-    for batch in _length_batches([len(s) for s in sequences], token_budget):
+    for batch in length_batches([len(s) for s in sequences], token_budget):
         width = max(len(sequences[i]) for i in batch)
         input_ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)
         attention = torch.zeros((len(batch), width), dtype=torch.long)

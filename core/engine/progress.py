@@ -17,6 +17,25 @@ FALLBACK_BAR_COLUMNS = 100
 FALLBACK_TERMINAL_ROWS = 24
 
 
+def offset_progress(
+    progress: ProgressCallback | None, offset: int, total: int, *, weight: int | None = None
+) -> ProgressCallback | None:
+    """Report one part of a larger job as progress over the whole.
+
+    The part calls ``progress(done, part_total)`` as usual; the whole sees ``offset + done`` of ``total``.
+    With ``weight``, the part counts as ``weight`` units of the whole however many steps it reports
+    (an extra pass whose own unit differs from the job's).
+    """
+    if progress is None:
+        return None
+
+    def report(done: int, part_total: int) -> None:
+        step = done if weight is None else round(done * weight / max(part_total, 1))
+        progress(offset + step, total)
+
+    return report
+
+
 class TimeLeft:
     """Estimates the time left from the work done *since the first report*.
 

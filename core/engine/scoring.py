@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from core.errors import InputTextError
+from core.engine.batching import length_batches
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 
@@ -141,7 +142,7 @@ def score_texts(
     total = len(encoded)
     results: list[TokenRecords | None] = [None] * total
     done = 0
-    for batch in _length_batches([len(e.context) + len(e.ids) for e in encoded], token_budget):
+    for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], token_budget):
         full = _score_full(lm, [encoded[i] for i in batch])
         kgrams = _score_kgram_windows(lm, [encoded[i] for i in batch], kgram_max, token_budget) if kgram_max else None
         for j, index in enumerate(batch):
@@ -216,22 +217,6 @@ def _tokenize_with_offsets(lm: LoadedModel, text: str) -> tuple[list[int], list[
         offsets.append((previous, max(previous, end)))
         previous = max(previous, end)
     return ids, offsets
-
-
-def _length_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
-    """Group indices longest-first so each padded batch stays within the token budget."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for index in order:
-        width = lengths[current[0]] if current else lengths[index]
-        if current and width * (len(current) + 1) > token_budget:
-            batches.append(current)
-            current = []
-        current.append(index)
-    if current:
-        batches.append(current)
-    return batches
 
 
 STATS_CHUNK = 256

@@ -7,34 +7,25 @@ fine-tuned model, Δ² = Δ_SFT − Δ_base against its base model isolates what
 lower Δ², the more benchmark text the fine-tuning data held (the original study saw −0.023 to −0.056
 after one leaked epoch and proposed Δ² > −0.02 as a necessary condition for a clean model).
 
-Solution/prompt boundary: prompt + solution is tokenized once and the boundary is found from character
-offsets, because tokenizing the prompt alone can end on a different token (a trailing newline merges
-with the solution's indentation). A token that straddles the boundary (starts in the prompt, ends in
-the solution) counts as a solution token: it cannot be predicted without guessing solution text.
+This module holds the statistics and the report, computed from already-measured losses
+(``core.leakage.losses``); ``core.leakage.run`` measures them, through the store when there is one.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 from scipy import stats
 
+from core.data.problems import ProblemSet
 from core.errors import DataError
-from core.data.problems import CodeProblem, ProblemSet
-from core.engine.models import LoadedModel
-from core.engine.progress import ProgressCallback
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, score_texts
-
-if TYPE_CHECKING:
-    from core.store.results import ResultStore
-
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
+from core.leakage.losses import ModelLosses
+from core.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
 DELTA2_THRESHOLD = -0.02
 """Δ² below this fails the original study's necessary condition for a clean fine-tune (base-dependent)."""
 LENGTH_TOLERANCE = 0.3
@@ -44,73 +35,6 @@ SUSPICIOUS_SHARE = 0.8
 """A reference problem is suspicious when more than 80% of models have per-problem Δ < −0.2 on it."""
 
 Pairing = Literal["auto", "paired", "unpaired"]
-
-
-# ---------------------------------------------------------------------------------------------- losses
-
-
-@dataclass(frozen=True)
-class ProblemLoss:
-    """One problem's loss on its solution tokens."""
-
-    task_id: str
-    loss: float
-    """Mean −log p over the solution tokens (nats)."""
-    n_tokens: int
-    """Solution tokens scored (the boundary-straddling token included)."""
-
-
-def first_solution_token(offsets: np.ndarray, boundary: int) -> int:
-    """Index of the first token whose character span ends after ``boundary`` (= ``len(prompt)``).
-
-    Every later token belongs to the solution too, so odd zero-width spans cannot split it.
-    Returns ``len(offsets)`` when no token reaches past the boundary.
-    """
-    ends = np.asarray(offsets).reshape(-1, 2)[:, 1]
-    after = np.flatnonzero(ends > boundary)
-    return int(after[0]) if after.size else int(ends.shape[0])
-
-
-def solution_losses(
-    lm: LoadedModel,
-    problems: Sequence[CodeProblem],
-    *,
-    token_budget: int = DEFAULT_TOKEN_BUDGET,
-    progress: ProgressCallback | None = None,
-) -> list[ProblemLoss]:
-    """Loss on each problem's solution tokens, conditioned on its prompt (one batched pass)."""
-    if not problems:
-        raise DataError("No problems to score.")
-    texts = [p.prompt + p.solution for p in problems]
-    records = score_texts(lm, texts, kgram_max=0, token_budget=token_budget, progress=progress)
-    out = []
-    for problem, rec in zip(problems, records):
-        first = first_solution_token(rec.offsets, len(problem.prompt))
-        solution_lp = rec.logprobs[first:]
-        if solution_lp.size == 0:
-            raise DataError(
-                f"Problem {problem.task_id}: its prompt fills the model's context of {lm.max_context} tokens, so "
-                "no solution token could be scored. Use a model with a longer context or drop this problem."
-            )
-        out.append(ProblemLoss(problem.task_id, float(-solution_lp.mean()), int(solution_lp.size)))
-    return out
-
-
-@dataclass(frozen=True)
-class ModelLosses:
-    """One model's per-problem solution losses on the test and the reference set."""
-
-    model: str
-    test: tuple[ProblemLoss, ...]
-    ref: tuple[ProblemLoss, ...]
-
-    @property
-    def test_losses(self) -> np.ndarray:
-        return np.array([p.loss for p in self.test])
-
-    @property
-    def ref_losses(self) -> np.ndarray:
-        return np.array([p.loss for p in self.ref])
 
 
 # --------------------------------------------------------------------------------------------- pairing
@@ -179,16 +103,15 @@ def bootstrap_deltas(
     if paired:
         if t.shape != r.shape:
             raise DataError(f"Paired losses need equal lengths, got {t.size} and {r.size}.")
-        draws = rng.integers(0, t.size, size=(n_resamples, t.size))
-        return (t - r)[draws].mean(axis=1)
-    draws_t = rng.integers(0, t.size, size=(n_resamples, t.size))
-    draws_r = rng.integers(0, r.size, size=(n_resamples, r.size))
+        return (t - r)[resample_indices(rng, t.size, n_resamples)].mean(axis=1)
+    draws_t = resample_indices(rng, t.size, n_resamples)
+    draws_r = resample_indices(rng, r.size, n_resamples)
     return t[draws_t].mean(axis=1) - r[draws_r].mean(axis=1)
 
 
 def percentile_ci(values: np.ndarray) -> tuple[float, float]:
-    lo, hi = np.percentile(values, [2.5, 97.5])
-    return float(lo), float(hi)
+    """The 95% percentile interval of bootstrapped Δ values."""
+    return percentile_interval(values)
 
 
 def delta_stats(
@@ -407,7 +330,7 @@ def _csv(rows: list[dict[str, object]], columns: list[str]) -> str:
     return buffer.getvalue()
 
 
-def build_report(
+def build_leakage_report(
     sets: PairedSets,
     requests: Sequence[ModelRequest],
     losses: Mapping[str, ModelLosses],
@@ -429,7 +352,7 @@ def build_report(
             boot_base = bootstrap_deltas(base.test_losses, base.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
             delta2_ci = percentile_ci(boot - boot_base)
         rows.append(ModelDelta(req.model, req.base_model, own_stats, base_stats, delta2_ci))
-    scored = tuple(losses[name] for name in _distinct_specs(requests))
+    scored = tuple(losses[name] for name in distinct_specs(requests))
     return LeakageReport(
         test_name=sets.test.name,
         ref_name=sets.ref.name,
@@ -443,98 +366,8 @@ def build_report(
     )
 
 
-def measure_model(
-    lm: LoadedModel,
-    sets: PairedSets,
-    *,
-    token_budget: int = DEFAULT_TOKEN_BUDGET,
-    progress: ProgressCallback | None = None,
-) -> ModelLosses:
-    """Score the test and the reference set with one model."""
-    n_test = len(sets.test)
-    total = n_test + len(sets.ref)
-
-    def shifted(offset: int) -> ProgressCallback | None:
-        if progress is None:
-            return None
-        return lambda done, _total: progress(offset + done, total)
-
-    test = solution_losses(lm, sets.test.problems, token_budget=token_budget, progress=shifted(0))
-    ref = solution_losses(lm, sets.ref.problems, token_budget=token_budget, progress=shifted(n_test))
-    return ModelLosses(lm.spec, tuple(test), tuple(ref))
-
-
-def run_leakage_test(
-    test: ProblemSet,
-    ref: ProblemSet,
-    requests: Sequence[ModelRequest],
-    *,
-    load: Callable[[str], LoadedModel],
-    pairing: Pairing = "auto",
-    store: ResultStore | None = None,
-    token_budget: int = DEFAULT_TOKEN_BUDGET,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    progress: ProgressCallback | None = None,
-) -> LeakageReport:
-    """Score every distinct model (base models once, however many models share them) and build the report.
-
-    ``load`` turns a spec into a model (``core.engine.models.load_model``, a page's cached loader, or a lookup of
-    in-memory models); each model is scored on both sets before the next one is loaded. With a ``store``,
-    losses already stored for a model and problem set are read back, and a model is loaded only when
-    something is left to score.
-    """
-    if not requests:
-        raise DataError("Choose at least one model to test.")
-    sets = pair_sets(test, ref, pairing)
-    specs = _distinct_specs(requests)
-    per_model = len(sets.test) + len(sets.ref)
-    losses: dict[str, ModelLosses] = {}
-    for index, spec in enumerate(specs):
-        offset = index * per_model
-
-        def step(done: int, _total: int, offset: int = offset) -> None:
-            if progress is not None:
-                progress(offset + done, per_model * len(specs))
-
-        if store is None:
-            measured = measure_model(load(spec), sets, token_budget=token_budget, progress=step)
-            losses[spec] = ModelLosses(spec, measured.test, measured.ref)
-        else:
-            losses[spec] = _measure_stored(spec, sets, load, store, token_budget, step)
-    return build_report(sets, requests, losses, n_resamples=n_resamples, seed=seed)
-
-
-def _measure_stored(
-    spec: str,
-    sets: PairedSets,
-    load: Callable[[str], LoadedModel],
-    store: ResultStore,
-    token_budget: int,
-    progress: ProgressCallback,
-) -> ModelLosses:
-    from core.leakage.stored import stored_set_losses
-
-    loaded: list[LoadedModel] = []
-
-    def get_model() -> LoadedModel:
-        if not loaded:
-            loaded.append(load(spec))
-        return loaded[0]
-
-    n_test = len(sets.test)
-    test = stored_set_losses(
-        spec, sets.test, role="test", get_model=get_model, store=store, token_budget=token_budget,
-        progress=lambda done, _t: progress(done, 0),
-    )
-    ref = stored_set_losses(
-        spec, sets.ref, role="reference", get_model=get_model, store=store, token_budget=token_budget,
-        progress=lambda done, _t: progress(n_test + done, 0),
-    )
-    return ModelLosses(spec, test, ref)
-
-
-def _distinct_specs(requests: Sequence[ModelRequest]) -> list[str]:
+def distinct_specs(requests: Sequence[ModelRequest]) -> list[str]:
+    """Every model to score, base models included, each once, in request order."""
     specs: dict[str, None] = {}
     for req in requests:
         specs.setdefault(req.model, None)

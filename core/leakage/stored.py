@@ -1,23 +1,25 @@
 """Loss-delta losses in the shared results store, so no model scores the same problem set twice.
 
 One stored run (kind ``delta``) holds one model's solution losses on one problem set, keyed by the model
-spec and a fingerprint of the problems. HumanEval losses computed against one reference set are reused
-against any other, a base model shared by several fine-tuned models is scored once, and an interrupted
-run resumes batch by batch.
+(spec and weights' identity) and a fingerprint of the problems. HumanEval losses computed against one
+reference set are reused against any other, a base model shared by several fine-tuned models is scored
+once, and an interrupted run resumes batch by batch (through the one run loop, ``core.store.runloop``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from core.leakage.delta import ProblemLoss, solution_losses
 from core.data.problems import ProblemSet
+from core.engine.identity import identity_digest, model_identity
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET
+from core.leakage.losses import ProblemLoss, solution_losses
+from core.store.fingerprint import fingerprint_rows
 from core.store.results import ResultStore, SampleRow
+from core.store.runloop import RunRequest, run_resumable
 
 KIND = "delta"
 DEFAULT_BATCH_SIZE = 16
@@ -25,12 +27,17 @@ LOSS_KEY = "solution_loss"
 
 
 def problem_set_fingerprint(problems: ProblemSet) -> str:
-    """sha256 over ids, prompts and solutions: a file and its upload (or the hub copy) match."""
-    digest = hashlib.sha256()
-    for p in problems.problems:
-        digest.update(json.dumps([p.task_id, p.prompt, p.solution], ensure_ascii=False).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
+    """Fingerprint over ids, prompts and solutions: a file and its upload (or the hub copy) match."""
+    return fingerprint_rows((p.task_id, p.prompt, p.solution) for p in problems.problems)
+
+
+def problem_run_key(spec: str, problems: ProblemSet, revision: str | None = None) -> dict[str, Any]:
+    """The store key of one model's losses on one problem set: the same weights and problems, the same run."""
+    return {
+        "model": spec,
+        "model_identity": identity_digest(model_identity(spec, revision)),
+        "problems": problem_set_fingerprint(problems),
+    }
 
 
 def stored_set_losses(
@@ -43,43 +50,41 @@ def stored_set_losses(
     batch_size: int = DEFAULT_BATCH_SIZE,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
     progress: ProgressCallback | None = None,
+    setup: Mapping[str, Any] | None = None,
+    provenance: Mapping[str, Any] | None = None,
 ) -> tuple[ProblemLoss, ...]:
     """Losses of ``spec`` on ``problems``, read from the store where present and scored (and stored) otherwise.
 
-    ``get_model()`` is called only when something is left to score.
+    ``get_model()`` is called only when something is left to score. ``setup`` (device, dtype, revision)
+    is checked against a stored run's before anything is added to it.
     """
-    key = {"model": spec, "problems": problem_set_fingerprint(problems)}
-    meta = {"dataset": problems.name, "model": spec, "n_total": len(problems), "role": role, "task": "loss-delta"}
-    run = store.get_or_create_run(KIND, key, meta)
-    total = len(problems)
-    if not run.finished:
-        done_ids = store.done_sample_ids(run.run_id)
-        todo = [p for p in problems.problems if p.task_id not in done_ids]
-        n_done = total - len(todo)
-        try:
-            for start in range(0, len(todo), batch_size):
-                chunk = todo[start : start + batch_size]
-                losses = solution_losses(get_model(), chunk, token_budget=token_budget)
-                store.add_samples(
-                    run.run_id,
-                    [SampleRow(l.task_id, None, {LOSS_KEY: l.loss}, {"n_tokens": l.n_tokens}) for l in losses],
-                )
-                n_done += len(chunk)
-                if progress is not None:
-                    progress(n_done, total)
-        except BaseException:
-            store.mark_interrupted(run.run_id)
-            raise
-        result = _read(store, run.run_id, problems)
-        store.finish_run(run.run_id, {"mean_loss": sum(l.loss for l in result) / len(result), "n": len(result)})
-        return result
-    if progress is not None:
-        progress(total, total)
-    return _read(store, run.run_id, problems)
+    revision = (setup or {}).get("revision")
+    key = problem_run_key(spec, problems, revision)
+    meta = {
+        "dataset": problems.name,
+        "model": spec,
+        "n_total": len(problems),
+        "role": role,
+        "task": "loss-delta",
+        "model_identity": model_identity(spec, revision),
+    }
+    if provenance is not None:
+        meta["provenance"] = dict(provenance)
 
+    def score_batch(positions: list[int]) -> list[SampleRow]:
+        chunk = [problems.problems[i] for i in positions]
+        losses = solution_losses(get_model(), chunk, token_budget=token_budget)
+        return [SampleRow(l.task_id, None, {LOSS_KEY: l.loss}, {"n_tokens": l.n_tokens}) for l in losses]
 
-def _read(store: ResultStore, run_id: str, problems: ProblemSet) -> tuple[ProblemLoss, ...]:
-    by_id = {s.sample_id: s for s in store.load_samples(run_id)}
+    def summarise(samples: list[SampleRow]) -> dict[str, Any]:
+        losses = [float(s.scores[LOSS_KEY]) for s in samples]
+        return {"mean_loss": sum(losses) / len(losses), "n": len(losses)}
+
+    outcome = run_resumable(
+        store, RunRequest(KIND, key, meta, setup), problems.ids, score_batch, summarise,
+        batch_size=batch_size, progress=progress, report_start=False,
+    )
+    by_id = {s.sample_id: s for s in outcome.samples}
     return tuple(
         ProblemLoss(p.task_id, float(by_id[p.task_id].scores[LOSS_KEY]), int(by_id[p.task_id].summary["n_tokens"]))
         for p in problems.problems

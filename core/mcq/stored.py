@@ -1,54 +1,177 @@
 """MCQ memorization runs in the shared results store (kind ``mcq``), one run per model, benchmark
-fingerprint and probe settings, so the Results page lists them beside the other tests."""
+fingerprint and probe settings, so the Results page lists them beside the other tests.
+
+Runs go through the one resumable run loop: questions are probed a batch at a time and each question's
+full outcome (every probe's continuation, the shuffled probes, the order scores) is stored as it is
+measured, so an interrupted run resumes and a finished one is rebuilt without loading the model.
+"""
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from core.data.questions import MCQuestion
-from core.mcq.study import MCQReport
+from core.engine.identity import identity_digest, model_identity
+from core.engine.models import LoadedModel
+from core.engine.progress import ProgressCallback
+from core.mcq.completion import MCQConfig, ProbeResult, QuestionResult
+from core.mcq.permutation import QuestionOrders
+from core.mcq.probes import Probe
+from core.mcq.shuffle import shuffle_questions
+from core.mcq.study import MCQReport, QuestionOutcome, assemble_report, probe_questions
+from core.store.fingerprint import fingerprint_rows
 from core.store.results import ResultStore, RunInfo, SampleRow
+from core.store.runloop import RunRequest, run_resumable
 
 KIND = "mcq"
+DEFAULT_BATCH_SIZE = 4
+"""Questions per stored batch: small, so an interrupted run loses little and the bar moves often."""
 SCORE_KEYS = ("next_token", "completion", "similar", "next_token_shuffled", "completion_shuffled",
               "similar_shuffled", "order_percentile")
 
 
 def benchmark_fingerprint(questions: Sequence[MCQuestion]) -> str:
-    """sha256 over questions and options in order: the same benchmark from a file or an upload matches."""
-    digest = hashlib.sha256()
-    for q in questions:
-        digest.update(json.dumps([q.question, list(q.options), q.answer], ensure_ascii=False).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
+    """Fingerprint over questions, options and answers in order: a file and its upload match."""
+    rows = ((q.question, json.dumps(list(q.options), ensure_ascii=False), q.answer or "") for q in questions)
+    return fingerprint_rows(rows)
 
 
-def save_report(store: ResultStore, report: MCQReport, *, model: str, benchmark: str) -> RunInfo:
-    """Store a finished report: per-question scores as samples, the JSON summary (without questions)."""
-    config = report.original.config
-    questions = [r.question for r in report.original.results]
-    key = {
+def mcq_run_key(
+    model: str, questions: Sequence[MCQuestion], config: MCQConfig, *, shuffle_seed: int, permutation: bool,
+    revision: str | None = None,
+) -> dict[str, Any]:
+    """What identifies an MCQ run: model weights, benchmark content and every probe setting."""
+    return {
         "model": model,
+        "model_identity": identity_digest(model_identity(model, revision)),
         "benchmark": benchmark_fingerprint(questions),
         "cut": config.cut,
         "metric": config.metric,
         "threshold": config.threshold,
         "layout": [config.layout.question_template, config.layout.option_template, config.layout.separator],
-        "shuffle_seed": report.mitigation.seed,
-        "permutation": report.permutation is not None,
+        "shuffle_seed": shuffle_seed,
+        "permutation": permutation,
     }
+
+
+def run_stored_benchmark(
+    questions: Sequence[MCQuestion],
+    config: MCQConfig,
+    *,
+    load: Callable[[], LoadedModel],
+    store: ResultStore,
+    model: str,
+    benchmark: str,
+    shuffle_seed: int = 0,
+    permutation: bool = False,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: ProgressCallback | None = None,
+    setup: Mapping[str, Any] | None = None,
+    provenance: Mapping[str, Any] | None = None,
+) -> tuple[MCQReport, RunInfo, int]:
+    """The study through the store: (report, finished run, questions measured by this call).
+
+    ``load()`` is called only when questions are left to measure; ``progress`` counts questions.
+    """
+    shuffled = shuffle_questions(questions, shuffle_seed)
+    key = mcq_run_key(model, questions, config, shuffle_seed=shuffle_seed, permutation=permutation,
+                      revision=(setup or {}).get("revision"))
+    meta: dict[str, Any] = {"dataset": benchmark, "model": model, "n_total": len(questions), "task": "mcq-memorization"}
+    if provenance is not None:
+        meta["provenance"] = dict(provenance)
+    loaded: list[LoadedModel] = []
+
+    def score_batch(positions: list[int]) -> list[SampleRow]:
+        if not loaded:
+            loaded.append(load())
+        batch = [questions[i] for i in positions]
+        outcomes = probe_questions(loaded[0], batch, [shuffled[i] for i in positions], config, permutation=permutation)
+        return [_outcome_row(o) for o in outcomes]
+
+    def summarise(samples: list[SampleRow]) -> dict[str, Any]:
+        report = _report_from_samples(questions, shuffled, samples, config, shuffle_seed)
+        payload = report.to_dict(model=model, benchmark=benchmark)
+        payload.pop("questions")
+        return payload
+
+    ids = [str(q.index) for q in questions]
+    outcome = run_resumable(store, RunRequest(KIND, key, meta, setup), ids, score_batch, summarise,
+                            batch_size=batch_size, progress=progress)
+    report = _report_from_samples(questions, shuffled, outcome.samples, config, shuffle_seed)
+    return report, outcome.run, outcome.n_computed
+
+
+def save_report(store: ResultStore, report: MCQReport, *, model: str, benchmark: str) -> RunInfo:
+    """Store a report measured in memory (same rows and summary as a run measured through the store)."""
+    config = report.original.config
+    questions = [r.question for r in report.original.results]
+    permutation = report.permutation is not None
+    orders = report.permutation.questions if report.permutation else (None,) * len(questions)
+    outcomes = [QuestionOutcome(o, s, r) for o, s, r in zip(report.original.results, report.shuffled.results, orders)]
+    key = mcq_run_key(model, questions, config, shuffle_seed=report.mitigation.seed, permutation=permutation)
     meta = {"dataset": benchmark, "model": model, "n_total": len(questions), "task": "mcq-memorization"}
-    run = store.get_or_create_run(KIND, key, meta)
-    if run.finished:
-        return run
-    rows = []
-    for row in report.question_rows():
-        scores = {k: float(row[k]) for k in SCORE_KEYS if k in row}
-        rows.append(SampleRow(sample_id=str(row["index"]), label=None, scores=scores,
-                              summary={"question": str(row["question"])[:200], "answer": row["answer"]}))
-    store.add_samples(run.run_id, rows)
-    payload = report.to_dict(model=model, benchmark=benchmark)
-    payload.pop("questions")
-    return store.finish_run(run.run_id, payload)
+
+    def summarise(_samples: list[SampleRow]) -> dict[str, Any]:
+        payload = report.to_dict(model=model, benchmark=benchmark)
+        payload.pop("questions")
+        return payload
+
+    outcome = run_resumable(
+        store, RunRequest(KIND, key, meta), [str(q.index) for q in questions],
+        lambda positions: [_outcome_row(outcomes[i]) for i in positions], summarise, batch_size=max(1, len(questions)),
+    )
+    return outcome.run
+
+
+def _outcome_row(outcome: QuestionOutcome) -> SampleRow:
+    question = outcome.original.question
+    scores: dict[str, float] = {}
+    for kind in ("next_token", "completion", "similar"):
+        scores[kind] = float(outcome.original.score(kind))
+        scores[f"{kind}_shuffled"] = float(outcome.shuffled.score(kind))
+    if outcome.orders is not None:
+        scores["order_percentile"] = float(outcome.orders.percentile)
+    summary = {
+        "question": question.question[:200],
+        "answer": question.answer,
+        "original": [_probe_json(p) for p in outcome.original.probes],
+        "shuffled": [_probe_json(p) for p in outcome.shuffled.probes],
+        "orders": None if outcome.orders is None else list(outcome.orders.logprobs),
+    }
+    return SampleRow(sample_id=str(question.index), label=None, scores=scores, summary=summary)
+
+
+def _probe_json(result: ProbeResult) -> dict[str, Any]:
+    return dataclasses.asdict(result)
+
+
+def _probe_from_json(data: Mapping[str, Any]) -> ProbeResult:
+    probe = dict(data["probe"])
+    probe["context_ids"] = tuple(probe["context_ids"])
+    fields = {k: v for k, v in data.items() if k != "probe"}
+    return ProbeResult(probe=Probe(**probe), **fields)
+
+
+def _report_from_samples(
+    questions: Sequence[MCQuestion],
+    shuffled: Sequence[MCQuestion],
+    samples: Sequence[SampleRow],
+    config: MCQConfig,
+    shuffle_seed: int,
+) -> MCQReport:
+    by_id = {s.sample_id: s for s in samples}
+    outcomes = []
+    for question, shuffled_question in zip(questions, shuffled, strict=True):
+        stored = by_id[str(question.index)].summary
+        orders = stored.get("orders")
+        outcomes.append(
+            QuestionOutcome(
+                original=QuestionResult(question, tuple(_probe_from_json(p) for p in stored["original"])),
+                shuffled=QuestionResult(shuffled_question, tuple(_probe_from_json(p) for p in stored["shuffled"])),
+                orders=None if orders is None else QuestionOrders(index=question.index, logprobs=tuple(orders)),
+            )
+        )
+    return assemble_report(questions, shuffled, outcomes, config, shuffle_seed=shuffle_seed)

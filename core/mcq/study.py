@@ -7,12 +7,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.mcq.completion import PROBE_KINDS, MCQConfig, MCQRun, Mitigation, run_mcq, summary_row
+from core.mcq.completion import PROBE_KINDS, MCQConfig, MCQRun, Mitigation, QuestionResult, run_mcq, summary_row
 from core.data.questions import MCQuestion
-from core.mcq.permutation import PermutationResult, permutation_test
+from core.mcq.permutation import PermutationResult, QuestionOrders, permutation_test
 from core.mcq.shuffle import shuffle_questions
 from core.engine.models import LoadedModel
-from core.engine.progress import ProgressCallback
+from core.engine.progress import ProgressCallback, offset_progress
 
 
 @dataclass(frozen=True)
@@ -69,23 +69,62 @@ def run_benchmark(
     permutation: bool = False,
     progress: ProgressCallback | None = None,
 ) -> MCQReport:
-    """Probe the original and the shuffled benchmark (and rank orders); progress covers all phases."""
+    """Probe the original and the shuffled benchmark (and rank orders); progress counts probes of all phases."""
     config = config or MCQConfig()
+    shuffled_questions = shuffle_questions(questions, shuffle_seed)
+    outcomes = probe_questions(lm, questions, shuffled_questions, config, permutation=permutation, progress=progress)
+    return assemble_report(questions, shuffled_questions, outcomes, config, shuffle_seed=shuffle_seed)
+
+
+@dataclass(frozen=True)
+class QuestionOutcome:
+    """Everything measured for one question: its probes before and after shuffling, and its order scores."""
+
+    original: QuestionResult
+    shuffled: QuestionResult
+    orders: QuestionOrders | None
+
+
+def probe_questions(
+    lm: LoadedModel,
+    questions: Sequence[MCQuestion],
+    shuffled_questions: Sequence[MCQuestion],
+    config: MCQConfig,
+    *,
+    permutation: bool = False,
+    progress: ProgressCallback | None = None,
+) -> list[QuestionOutcome]:
+    """Measure a batch of questions (any batch: every question's result depends on that question alone)."""
     n_probes = sum(len(q.options) for q in questions)
     n_orders = len(questions) * math.factorial(len(questions[0].options)) if permutation and questions else 0
     total = 2 * n_probes + n_orders
+    original = run_mcq(lm, questions, config, progress=offset_progress(progress, 0, total))
+    shuffled = run_mcq(lm, shuffled_questions, config, progress=offset_progress(progress, n_probes, total))
+    orders = (
+        permutation_test(lm, questions, config.layout, progress=offset_progress(progress, 2 * n_probes, total)).questions
+        if permutation
+        else (None,) * len(questions)
+    )
+    return [QuestionOutcome(o, s, r) for o, s, r in zip(original.results, shuffled.results, orders, strict=True)]
 
-    def phase(offset: int):
-        if progress is None:
-            return None
-        return lambda done, _total: progress(offset + done, total)
 
-    original = run_mcq(lm, questions, config, progress=phase(0))
-    shuffled_questions = shuffle_questions(questions, shuffle_seed)
-    shuffled = run_mcq(lm, shuffled_questions, config, progress=phase(n_probes))
-    orders = permutation_test(lm, questions, config.layout, progress=phase(2 * n_probes)) if permutation else None
+def assemble_report(
+    questions: Sequence[MCQuestion],
+    shuffled_questions: Sequence[MCQuestion],
+    outcomes: Sequence[QuestionOutcome],
+    config: MCQConfig,
+    *,
+    shuffle_seed: int,
+) -> MCQReport:
+    """The study's report from per-question outcomes (measured now or read back from the store)."""
+    original = MCQRun(results=tuple(o.original for o in outcomes), config=config)
+    shuffled = MCQRun(results=tuple(o.shuffled for o in outcomes), config=config)
+    orders = [o.orders for o in outcomes]
+    permutation = None
+    if orders and all(o is not None for o in orders):
+        permutation = PermutationResult(questions=tuple(orders), n_orders=len(orders[0].logprobs))
     return MCQReport(
         mitigation=Mitigation(original=original, shuffled=shuffled, seed=shuffle_seed),
         shuffled_questions=tuple(shuffled_questions),
-        permutation=orders,
+        permutation=permutation,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,11 @@ from core.methods import Method, default_methods, score_all
 from core.methods.reference import ReferenceModel
 from core.stats.metrics import MetricResult, blind_baseline, ensemble, evaluate, roc_points
 from core.engine.progress import ProgressCallback
-from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
+from core.engine.identity import identity_digest, model_identity
+from core.engine.setup import ScoringSetup, resolve_setup
+from core.store.provenance import build_provenance
+from core.store.results import ResultStore, RunInfo, SampleRow, run_id_for, score_or_nan
+from core.store.runloop import RunRequest, run_resumable
 
 KIND = "mia"
 """Store kind of membership benchmark runs."""
@@ -137,14 +141,22 @@ def dataset_display_name(source: str) -> str:
     return source
 
 
-def run_key(dataset: LabelledDataset, model_spec: str, methods: Sequence[Method], max_tokens: int | None) -> dict:
-    """What identifies a run in the store: the same data, model, methods and options give the same run."""
+def run_key(
+    dataset: LabelledDataset,
+    model_spec: str,
+    methods: Sequence[Method],
+    max_tokens: int | None,
+    model_identity: Mapping[str, Any] | None = None,
+) -> dict:
+    """What identifies a run in the store: the same data, model weights, methods and options give the same run."""
     key: dict[str, Any] = {
         "dataset": dataset.fingerprint,
         "model": model_spec,
         "methods": sorted(m.key for m in methods),
         "score_definitions": SCORE_DEFINITIONS,
     }
+    if model_identity is not None:
+        key["model_identity"] = identity_digest(dict(model_identity))
     if max_tokens is not None:
         key["max_tokens"] = int(max_tokens)
     return key
@@ -174,21 +186,27 @@ def run_membership_benchmark(
     max_tokens: int | None = None,
     progress: ProgressCallback | None = None,
     load_model: Callable[[str], Any] | None = None,
+    setup: ScoringSetup | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> BenchmarkResult:
     """Score ``dataset`` under ``model_spec`` with ``methods``, resuming from and writing to ``store``.
 
-    ``load_model(spec)`` is called only when samples remain to be scored (pages pass their cached loader).
-    ``progress(done, total)`` counts samples, including those already stored.
+    ``load_model(spec)`` is called only when samples remain to be scored (pages pass their cached loader);
+    it must load under ``setup`` (default: this machine's automatic choice). ``progress(done, total)``
+    counts samples, including those already stored. ``options`` are recorded in the run's provenance.
     """
-    if batch_size < 1:
-        raise LeakLensError(f"The batch size must be at least 1, got {batch_size}.")
     model_spec = (model_spec or "").strip()
     if not model_spec:
         raise LeakLensError("No model given: pass a bundled name, a local directory or a hub id.")
     started = time.perf_counter()
     store = store or ResultStore()
+    setup = setup or resolve_setup()
     chosen = resolve_methods(methods, reference_model)
-    key = run_key(dataset, model_spec, chosen, max_tokens)
+    identities = {"model": model_identity(model_spec, setup.revision)}
+    identities.update({"reference": model_identity(m.reference.strip()) for m in chosen if isinstance(m, ReferenceModel)})
+    key = run_key(dataset, model_spec, chosen, max_tokens, identities["model"])
+    if "reference" in identities:
+        key["reference_identity"] = identity_digest(identities["reference"])
     meta = {
         "dataset": dataset_display_name(dataset.source),
         "source": dataset.source,
@@ -200,44 +218,38 @@ def run_membership_benchmark(
         "methods": [m.key for m in chosen],
         "method_labels": {m.key: m.label for m in chosen},
         "skipped": dataset.skipped_summary(),
+        "model_identity": identities["model"],
+        "provenance": build_provenance(
+            command="mia", options=dict(options or {}), models=identities, setup=setup.to_dict()
+        ),
     }
-    run = store.get_or_create_run(KIND, key, meta)
-    if run.finished:
-        if progress is not None:
-            progress(dataset.n, dataset.n)
-        return result_from_store(store, run, order=dataset.ids, elapsed_s=time.perf_counter() - started)
+    loader = load_model or (lambda spec: _default_loader(spec, setup))
+    models: dict[str, Any] = {}
+    truncated = [0]
 
-    done = store.done_sample_ids(run.run_id)
-    todo = [i for i, sample_id in enumerate(dataset.ids) if sample_id not in done]
-    n_done = dataset.n - len(todo)
-    if progress is not None:
-        progress(n_done, dataset.n)
-    n_truncated = 0
-    try:
-        if todo:
-            loader = load_model or _default_loader
-            lm = loader(model_spec)
-            reference_lm = _reference_lm(chosen, loader)
-            for start in range(0, len(todo), batch_size):
-                batch = todo[start : start + batch_size]
-                rows, truncated = _score_batch(lm, reference_lm, dataset, batch, chosen, max_tokens)
-                store.add_samples(run.run_id, rows)
-                n_truncated += truncated
-                n_done += len(batch)
-                if progress is not None:
-                    progress(n_done, dataset.n)
-        result = _evaluate(dataset, run, chosen, store.load_samples(run.run_id))
-    except BaseException:
-        store.mark_interrupted(run.run_id)
-        raise
-    store.finish_run(run.run_id, _summary(result))
-    return _replace(result, n_computed=len(todo), n_truncated=n_truncated, elapsed_s=time.perf_counter() - started)
+    def score_batch(positions: list[int]) -> list[SampleRow]:
+        if not models:
+            models["lm"] = loader(model_spec)
+            models["reference"] = _reference_lm(chosen, loader)
+        rows, n_truncated = _score_batch(models["lm"], models["reference"], dataset, positions, chosen, max_tokens)
+        truncated[0] += n_truncated
+        return rows
+
+    def summarise(samples: list[SampleRow]) -> dict[str, Any]:
+        return _summary(_evaluate(dataset, run_id_for(KIND, key), model_spec, chosen, samples))
+
+    request = RunRequest(KIND, key, meta, setup.to_dict())
+    outcome = run_resumable(store, request, dataset.ids, score_batch, summarise, batch_size=batch_size,
+                            progress=progress)
+    result = result_from_store(store, outcome.run, order=dataset.ids)
+    return _replace(result, n_computed=outcome.n_computed, n_truncated=truncated[0],
+                    elapsed_s=time.perf_counter() - started)
 
 
-def _default_loader(spec: str):
+def _default_loader(spec: str, setup: ScoringSetup):
     from core.engine.models import load_model
 
-    return load_model(spec)
+    return load_model(spec, device=setup.device, dtype=setup.torch_dtype, revision=setup.revision)
 
 
 def _reference_lm(methods: Sequence[Method], loader: Callable[[str], Any]):
@@ -271,11 +283,13 @@ def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], m
     return rows, sum(1 for r in records if r.n_dropped)
 
 
-def _evaluate(dataset: LabelledDataset, run: RunInfo, methods: Sequence[Method], stored: list[SampleRow]):
+def _evaluate(
+    dataset: LabelledDataset, run_id: str, model: str, methods: Sequence[Method], stored: list[SampleRow]
+) -> BenchmarkResult:
     by_id = {s.sample_id: s for s in stored}
     missing = [i for i in dataset.ids if i not in by_id]
     if missing:
-        raise LeakLensError(f"{len(missing)} samples are missing from run {run.run_id} after scoring.")
+        raise LeakLensError(f"{len(missing)} samples are missing from run {run_id} after scoring.")
     samples = [by_id[i] for i in dataset.ids]
     labels = [int(s.label) for s in samples]
     keys = [m.key for m in methods]
@@ -289,10 +303,10 @@ def _evaluate(dataset: LabelledDataset, run: RunInfo, methods: Sequence[Method],
     baseline = _try_metric(lambda: blind_baseline(dataset.texts, labels), "blind baseline", notes)
     combined = _try_metric(lambda: ensemble(table, labels), "ensemble", notes)
     return BenchmarkResult(
-        run_id=run.run_id,
+        run_id=run_id,
         dataset=dataset_display_name(dataset.source),
         fingerprint=dataset.fingerprint,
-        model=run.model,
+        model=model,
         method_keys=keys,
         method_labels={m.key: m.label for m in methods},
         samples=samples,

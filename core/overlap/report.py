@@ -46,7 +46,7 @@ def column_names(matches: Sequence[Match]) -> dict[tuple[str, str], str]:
     return {(i, d): d if names.count(d) == 1 else f"{i}/{d}" for i, d in pairs}
 
 
-def build_report(matches: Sequence[Match]) -> ContaminationReport:
+def build_contamination_report(matches: Sequence[Match]) -> ContaminationReport:
     columns = column_names(matches)
     evals = list(dict.fromkeys(m.eval_name for m in matches))
     trains = list(columns.values())
@@ -71,7 +71,7 @@ def write_outputs(matches: Sequence[Match], output_dir: str | Path) -> tuple[Con
     """Writes ``contamination_report.tsv`` and one ``<eval>__<train>.jsonl`` per pair; returns the paths."""
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    report = build_report(matches)
+    report = build_contamination_report(matches)
     columns = column_names(matches)
     files: dict[str, list[Match]] = {}
     for m in matches:

@@ -19,9 +19,8 @@ import numpy as np
 from scipy.stats import rankdata
 
 from core.errors import DataError
+from core.stats.bootstrap import CI_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
 
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -110,7 +109,7 @@ def bootstrap_ci(
     scores: Sequence[float],
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    level: float = 0.95,
+    level: float = CI_LEVEL,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the AUROC; the same inputs and seed always give the same interval.
 
@@ -122,22 +121,19 @@ def bootstrap_ci(
     if not 0 < level < 1:
         raise DataError(f"level must be between 0 and 1, got {level}.")
     y, s, _ = _clean(labels, scores)
-    values = bootstrap_aurocs(y, s, n_resamples, seed)
-    tail = (1.0 - level) / 2.0
-    lo, hi = np.quantile(values, [tail, 1.0 - tail])
-    return float(lo), float(hi)
+    return percentile_interval(bootstrap_aurocs(y, s, n_resamples, seed), level)
 
 
 def bootstrap_draws(n: int, y: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """(n_resamples, n) row indices; rows holding one class only are redrawn in order until valid."""
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(n_resamples, n))
+    draws = resample_indices(rng, n, n_resamples)
     while True:
         positives = y[draws].sum(axis=1)
         invalid = np.flatnonzero((positives == 0) | (positives == n))
         if invalid.size == 0:
             return draws
-        draws[invalid] = rng.integers(0, n, size=(invalid.size, n))
+        draws[invalid] = resample_indices(rng, n, invalid.size)
 
 
 def bootstrap_aurocs(y: np.ndarray, s: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:

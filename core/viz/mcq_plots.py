@@ -13,7 +13,7 @@ PROBE_TITLES = {"next_token": "next-token probe", "completion": "completion prob
                 "similar": "completion probe (similar)"}
 
 
-def score_distribution(report: MCQReport, kind: ProbeKind) -> go.Figure:
+def mcq_score_distribution(report: MCQReport, kind: ProbeKind) -> go.Figure:
     """Questions per score 0..n, original options next to shuffled ones."""
     original, shuffled = report.original.summary(kind), report.shuffled.summary(kind)
     scores = [str(s) for s in range(len(original.distribution))]

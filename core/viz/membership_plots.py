@@ -213,7 +213,7 @@ def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> g
     return figure
 
 
-def score_distribution(result: BenchmarkResult, key: str, bins: int = 30) -> go.Figure:
+def member_score_histogram(result: BenchmarkResult, key: str, bins: int = 30) -> go.Figure:
     """Histograms of one method's scores for members and non-members (NaN scores left out)."""
     scores = result.scores(key)
     label = result.method_labels.get(key, key)

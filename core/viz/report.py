@@ -78,7 +78,7 @@ def _baseline_warning(result: BenchmarkResult) -> str:
     return ""
 
 
-def build_report(results: Sequence[BenchmarkResult], *, title: str = "LeakLens membership benchmark report") -> str:
+def build_html_report(results: Sequence[BenchmarkResult], *, title: str = "LeakLens membership benchmark report") -> str:
     """The whole report as one HTML document (heatmap, then per run: table, bar chart, ROC curves)."""
     if not results:
         raise LeakLensError("There are no finished benchmark runs to report; run a membership benchmark first.")

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from core.overlap.matching import SearchSettings, search
-from core.overlap.report import build_report, write_outputs
+from core.overlap.report import build_contamination_report, write_outputs
 from tests.overlap.conftest import TEXT_INDEX
 
 
@@ -40,7 +40,7 @@ def test_two_indexes_with_same_dataset_names_get_prefixed_columns(embedded, test
     build_index(embedded, "second", training_sources(corpus), overwrite=True)
     try:
         matches = search(embedded, [TEXT_INDEX, "second"], [test_set], SearchSettings())
-        report = build_report(matches)
+        report = build_contamination_report(matches)
         assert report.trains == [
             f"{TEXT_INDEX}/train_plain",
             f"{TEXT_INDEX}/train_chat",

@@ -1,0 +1,108 @@
+"""Run the loss-delta test: measure every distinct model once (through the store when given), then report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from core.data.problems import ProblemSet
+from core.engine.models import LoadedModel
+from core.engine.progress import ProgressCallback, offset_progress
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET
+from core.errors import DataError
+from core.leakage.delta import (
+    LeakageReport,
+    ModelRequest,
+    PairedSets,
+    Pairing,
+    build_leakage_report,
+    distinct_specs,
+    pair_sets,
+)
+from core.leakage.losses import ModelLosses, solution_losses
+from core.leakage.stored import stored_set_losses
+from core.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from core.store.results import ResultStore
+
+
+def measure_model(
+    lm: LoadedModel,
+    sets: PairedSets,
+    *,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    progress: ProgressCallback | None = None,
+) -> ModelLosses:
+    """Score the test and the reference set with one model."""
+    n_test = len(sets.test)
+    total = n_test + len(sets.ref)
+    test = solution_losses(lm, sets.test.problems, token_budget=token_budget, progress=offset_progress(progress, 0, total))
+    ref = solution_losses(
+        lm, sets.ref.problems, token_budget=token_budget, progress=offset_progress(progress, n_test, total)
+    )
+    return ModelLosses(lm.spec, tuple(test), tuple(ref))
+
+
+def run_leakage_test(
+    test: ProblemSet,
+    ref: ProblemSet,
+    requests: Sequence[ModelRequest],
+    *,
+    load: Callable[[str], LoadedModel],
+    pairing: Pairing = "auto",
+    store: ResultStore | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    progress: ProgressCallback | None = None,
+    setup: Mapping[str, Any] | None = None,
+    provenance: Mapping[str, Any] | None = None,
+) -> LeakageReport:
+    """Score every distinct model (base models once, however many models share them) and build the report.
+
+    ``load`` turns a spec into a model (``core.engine.models.load_model``, a page's cached loader, or a
+    lookup of in-memory models); each model is scored on both sets before the next one is loaded. With a
+    ``store``, losses already stored for a model and problem set are read back, and a model is loaded only
+    when something is left to score; ``setup`` and ``provenance`` are recorded with each stored run.
+    """
+    if not requests:
+        raise DataError("Choose at least one model to test.")
+    sets = pair_sets(test, ref, pairing)
+    specs = distinct_specs(requests)
+    per_model = len(sets.test) + len(sets.ref)
+    total = per_model * len(specs)
+    losses: dict[str, ModelLosses] = {}
+    for index, spec in enumerate(specs):
+        step = offset_progress(progress, index * per_model, total)
+        if store is None:
+            measured = measure_model(load(spec), sets, token_budget=token_budget, progress=step)
+            losses[spec] = ModelLosses(spec, measured.test, measured.ref)
+        else:
+            losses[spec] = _measure_stored(spec, sets, load, store, token_budget, step, setup, provenance)
+    return build_leakage_report(sets, requests, losses, n_resamples=n_resamples, seed=seed)
+
+
+def _measure_stored(
+    spec: str,
+    sets: PairedSets,
+    load: Callable[[str], LoadedModel],
+    store: ResultStore,
+    token_budget: int,
+    progress: ProgressCallback | None,
+    setup: Mapping[str, Any] | None,
+    provenance: Mapping[str, Any] | None,
+) -> ModelLosses:
+    loaded: list[LoadedModel] = []
+
+    def get_model() -> LoadedModel:
+        if not loaded:
+            loaded.append(load(spec))
+        return loaded[0]
+
+    n_test, total = len(sets.test), len(sets.test) + len(sets.ref)
+    common = {"get_model": get_model, "store": store, "token_budget": token_budget, "setup": setup,
+              "provenance": provenance}
+    test = stored_set_losses(spec, sets.test, role="test", progress=offset_progress(progress, 0, total), **common)
+    ref = stored_set_losses(
+        spec, sets.ref, role="reference", progress=offset_progress(progress, n_test, total), **common
+    )
+    return ModelLosses(spec, test, ref)
