@@ -25,3 +25,10 @@ def tiny_lm() -> LoadedModel:
 def smollm2() -> LoadedModel:
     """The bundled SmolLM2-135M (dequantised once into the LeakLens cache)."""
     return load_model("smollm2-135m")
+
+
+@pytest.fixture(autouse=True)
+def _private_results_store(tmp_path, monkeypatch):
+    """Commands store by default: keep every test's runs out of the user's own results store."""
+    if not os.environ.get("LEAKLENS_STORE"):
+        monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "default-results.sqlite"))

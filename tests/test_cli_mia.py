@@ -17,7 +17,7 @@ DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 def test_mia_prints_table_writes_json_and_reuses_store(tmp_path, capsys, tiny_lm):
     store_path = tmp_path / "results.sqlite"
     out = tmp_path / "out" / "results.json"
-    args = ["mia", "--dataset", str(DATA / "booktection_sample.csv"), "--model", "tiny-random", "--limit", "12",
+    args = ["mia", "--dataset", str(DATA / "booktection_sample.csv"), "--model", "tiny-random", "--limit", "12", "--sample",
             "--methods", "loss", "zlib", "--store", str(store_path), "--out", str(out)]
     assert main(args) == 0
     printed = capsys.readouterr().out
@@ -72,7 +72,7 @@ def test_killed_run_resumes_where_it_stopped(tmp_path):
     store_path = tmp_path / "results.sqlite"
     repo = Path(__file__).resolve().parents[1]
     args = [sys.executable, "-m", "core", "mia", "--dataset", str(DATA / "wikimia_length128.parquet"),
-            "--model", "tiny-random", "--limit", "30", "--batch-size", "2", "--store", str(store_path)]
+            "--model", "tiny-random", "--limit", "30", "--sample", "--batch-size", "2", "--store", str(store_path)]
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     child = subprocess.Popen(args, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     store = ResultStore(store_path)
@@ -107,3 +107,65 @@ def test_killed_run_resumes_where_it_stopped(tmp_path):
     for a, b in zip(got, want, strict=True):
         for key, value in b["scores"].items():
             assert a["scores"][key] == pytest.approx(value, rel=1e-4, abs=1e-5), (a["id"], key)
+
+
+def test_resuming_under_another_dtype_is_refused(tmp_path, capsys):
+    """A run started in float32 and resumed in bfloat16 would mix precisions under one run id: refused."""
+    store_path = tmp_path / "results.sqlite"
+    args = ["mia", "--dataset", "demo:famous-vs-fresh", "--model", "tiny-random", "--limit", "6", "--sample",
+            "--methods", "loss", "--batch-size", "2", "--store", str(store_path)]
+
+    class Stop(Exception):
+        pass
+
+    from core.data.labelled import load_labelled_dataset
+    from core.engine.setup import resolve_setup
+    from core.membership.benchmark import run_membership_benchmark
+    from core.methods import parse_methods
+
+    dataset = load_labelled_dataset("demo:famous-vs-fresh", limit=6)
+
+    def stop_after_first_batch(done, total):
+        if 0 < done < total:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_membership_benchmark(dataset, "tiny-random", parse_methods(["loss"]), store=ResultStore(store_path),
+                                 batch_size=2, progress=stop_after_first_batch,
+                                 setup=resolve_setup("cpu", "float32"))
+    (run,) = ResultStore(store_path).list_runs("mia")
+    assert not run.finished and run.n_done == 2 and run.meta["setup"]["dtype"] == "float32"
+
+    assert main([*args, "--dtype", "bfloat16"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "dtype float32 (asked for now: bfloat16)" in err
+    assert "--dtype float32" in err and "Traceback" not in err
+    assert ResultStore(store_path).list_runs("mia")[0].n_done == 2  # nothing was added under the other dtype
+
+    assert main([*args, "--dtype", "float32", "--out", str(tmp_path / "r.json")]) == 0
+    finished = json.loads((tmp_path / "r.json").read_text())
+    assert finished["provenance"]["setup"] == {"device": "cpu", "dtype": "float32", "revision": None}
+    assert finished["provenance"]["leaklens"] and finished["provenance"]["versions"]["torch"]
+
+
+def test_every_subcommand_help_shows_the_shared_options(capsys):
+    expected = {
+        ("inspect",): ["--model", "--device", "--dtype", "--revision", "--trust-remote-code", "--out", "--json"],
+        ("mia",): ["--model", "--device", "--dtype", "--revision", "--dataset", "--split", "--config", "--limit",
+                   "--sample", "--text-col", "--label-col", "--out", "--json", "--store", "--no-store"],
+        ("mcq",): ["--model", "--device", "--dtype", "--revision", "--dataset", "--split", "--config", "--limit",
+                   "--question-col", "--option-cols", "--answer-col", "--out", "--json", "--store", "--no-store"],
+        ("delta",): ["--model", "--device", "--dtype", "--revision", "--split", "--config", "--limit", "--id-col",
+                     "--prompt-col", "--solution-col", "--out", "--json", "--store", "--no-store"],
+        ("overlap", "index"): ["--dataset", "--split", "--text-col", "--out", "--json"],
+        ("overlap", "search"): ["--dataset", "--split", "--text-col", "--id-col", "--out", "--json"],
+        ("overlap", "list"): ["--out", "--json"],
+        ("overlap", "delete"): ["--out", "--json"],
+    }
+    for command, options in expected.items():
+        with pytest.raises(SystemExit) as exit_info:
+            main([*command, "--help"])
+        assert exit_info.value.code == 0
+        text = capsys.readouterr().out
+        for option in options:
+            assert option in text, f"{' '.join(command)} --help lacks {option}"

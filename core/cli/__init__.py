@@ -1,5 +1,6 @@
 """Command line: ``python -m core <command> ...``. Each command lives in its own module with a
-``register(subparsers)`` function that adds its parser and sets ``func`` (args -> exit code)."""
+``register(subparsers)`` function that adds its parser (built from the shared option groups in
+``core.cli.common``) and sets ``func`` (args -> exit code)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import importlib
 import logging
 import sys
 
+from core import __version__
 from core.errors import LeakLensError
 
 # One line per command module; adding a command touches this list and a new file.
@@ -26,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="LeakLens: has this model seen this text before? Every dashboard task, headless.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    parser.add_argument("--version", action="version", version=f"LeakLens {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)

@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
 import warnings
 
+from core.cli.common import (
+    add_column,
+    command_provenance,
+    emit_json,
+    limit_options,
+    load_model_from_args,
+    model_options,
+    open_store,
+    output_options,
+    setup_from_args,
+    store_options,
+)
 from core.errors import DataError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "delta",
+        parents=[model_options(repeatable=True), output_options(), store_options()],
         help="loss-delta leakage test: benchmark solutions vs a fresh reference set (Δ, Δ²)",
         description=(
             "Compare a model's loss on a benchmark's solutions (given their prompts) with its loss on a freshly "
@@ -22,27 +34,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--base-model, Δ² = Δ_model − Δ_base. Losses are kept in the shared results store."
         ),
     )
-    parser.add_argument("--test", default="humaneval", help="humaneval (default), builtin, a file or a hub id")
-    parser.add_argument("--reference", default="builtin",
-                        help="builtin (LeakLens's own problems, default), a file, or a hub id such as "
-                        "Miaosen/openai-humaneval-sky-shadow")
-    parser.add_argument("--model", action="append", required=True,
-                        help="model to test (bundled name, directory or hub id); repeat for several")
+    data = parser.add_argument_group("data")
+    data.add_argument("--test", "--dataset", dest="test", default="humaneval",
+                      help="the benchmark: humaneval (default), builtin, a file or a hub id")
+    data.add_argument("--reference", default="builtin",
+                      help="builtin (LeakLens's own problems, default), a file, or a hub id such as "
+                      "Miaosen/openai-humaneval-sky-shadow")
+    data.add_argument("--split", help="split of a hub dataset (default: test for the shadow set)")
+    data.add_argument("--config", help="configuration of a hub dataset")
+    data.add_argument("--limit", type=int, help="use the first N problems of each set")
+    columns = parser.add_argument_group("columns (of a file or hub set)")
+    add_column(columns, "id", "task id column", aliases=("--id-column",))
+    add_column(columns, "prompt", "prompt column (default: auto-detected, e.g. prompt)", aliases=("--prompt-column",))
+    add_column(columns, "solution", "solution column (default: auto-detected, e.g. canonical_solution)",
+               aliases=("--solution-column",))
     parser.add_argument("--base-model", action="append",
                         help="base model of the preceding --model, for Δ² (repeat once per --model; 'none' skips)")
     parser.add_argument("--pairing", choices=["auto", "paired", "unpaired"], default="auto",
                         help="pair problems by task id (auto: when both sets share ids)")
-    parser.add_argument("--limit", type=int, help="use only the first N problems of each set")
-    parser.add_argument("--id-column", help="task id column of a file / hub reference or test set")
-    parser.add_argument("--prompt-column", help="prompt column (default: auto-detected, e.g. prompt)")
-    parser.add_argument("--solution-column", help="solution column (default: auto-detected, e.g. canonical_solution)")
-    parser.add_argument("--split", help="split of a hub dataset (default: test for the shadow set)")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.add_argument("--store", help="results store file (default: $LEAKLENS_STORE or <cache>/results.sqlite)")
-    parser.add_argument("--no-store", action="store_true", help="neither read nor write the results store")
-    parser.add_argument("--trust-remote-code", action="store_true", help="allow custom model code from the hub")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(func=run)
 
 
@@ -59,42 +70,44 @@ def requests_from_args(models: list[str], bases: list[str] | None) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.leakage.run import run_leakage_test
     from core.data.problems import load_problem_set
-    from core.engine.models import load_model
     from core.engine.progress import tqdm_progress
+    from core.leakage.run import run_leakage_test
 
     if args.resamples < 1:
         raise DataError("--resamples must be at least 1.")
     requests = requests_from_args(args.model, args.base_model)
-    columns = {"id_column": args.id_column, "prompt_column": args.prompt_column,
-               "solution_column": args.solution_column, "split": args.split, "limit": args.limit}
+    columns = {"id_column": args.id_col, "prompt_column": args.prompt_col, "solution_column": args.solution_col,
+               "split": args.split, "config": args.config, **limit_options(args)}
     test = load_problem_set(args.test, **columns)
     ref = load_problem_set(args.reference, **columns)
-    store = None
-    if not args.no_store:
-        from core.store.results import ResultStore
-
-        store = ResultStore(args.store) if args.store else ResultStore()
+    setup = setup_from_args(args)
+    roles = {f"model {i + 1}": r.model for i, r in enumerate(requests)}
+    roles.update({f"base of model {i + 1}": r.base_model for i, r in enumerate(requests) if r.base_model})
+    provenance = command_provenance(args, "delta", models=roles)
 
     started = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught, tqdm_progress("scoring solutions", unit="problem") as bar:
+    with (
+        open_store(args) as store,
+        warnings.catch_warnings(record=True) as caught,
+        tqdm_progress("scoring solutions", unit="problem") as bar,
+    ):
         warnings.simplefilter("always")
         report = run_leakage_test(
             test, ref, requests,
-            load=lambda spec: load_model(spec, trust_remote_code=args.trust_remote_code),
+            load=lambda spec: load_model_from_args(args, spec),
             pairing=args.pairing, store=store, n_resamples=args.resamples, seed=args.seed, progress=bar,
+            setup=setup.to_dict(), provenance=provenance,
         )
     elapsed = time.perf_counter() - started
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    if args.json:
-        payload = report.to_dict()
-        payload["elapsed_s"] = round(elapsed, 2)
-        json.dump(payload, sys.stdout, indent=2, ensure_ascii=False)
-        print()
-        return 0
-    _print_report(report, elapsed, stored=store is not None)
+    payload = report.to_dict()
+    payload["elapsed_s"] = round(elapsed, 2)
+    payload["provenance"] = provenance
+    emit_json(args, payload)
+    if not args.json:
+        _print_report(report, elapsed, stored=not args.no_store)
     return 0
 
 

@@ -3,62 +3,58 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 
+from core.cli.common import command_provenance, emit_json, load_model_from_args, model_options, output_options
 from core.errors import InputTextError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "inspect",
+        parents=[model_options(), output_options()],
         help="score one passage: per-token log-probs and every detector",
         description="Score one passage with a model: per-token records and every detector's score.",
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the passage")
     source.add_argument("--file", help="read the passage from this UTF-8 text file ('-' = stdin)")
-    parser.add_argument("--model", default="smollm2-135m", help="bundled name, local directory or hub id")
     parser.add_argument(
         "--methods",
         nargs="*",
         help="method specs (default: the standard set), e.g. loss min_k:k=10 slope:kgram=1,adjust=mean",
     )
     parser.add_argument("--max-tokens", type=int, help="score at most this many tokens")
-    parser.add_argument("--trust-remote-code", action="store_true", help="allow custom model code from the hub")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from core.membership.analysis import analyse_passages
     from core.methods import parse_methods
-    from core.engine.models import load_model
 
     text = _read_text(args)
     methods = parse_methods(args.methods)
-    lm = load_model(args.model, trust_remote_code=args.trust_remote_code)
+    lm = load_model_from_args(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         (analysis,) = analyse_passages(lm, [text], methods, max_tokens=args.max_tokens)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     labels = {m.key: m.label for m in methods}
-    if args.json:
-        payload = {
-            "model": lm.spec,
-            "device": lm.device.type,
-            "n_tokens": analysis.records.n_tokens,
-            "n_dropped": analysis.records.n_dropped,
-            "perplexity": analysis.perplexity,
-            "tokens": analysis.records.table(),
-            "scores": analysis.scores,
-        }
-        json.dump(payload, sys.stdout, indent=2, ensure_ascii=False)
-        print()
-        return 0
-    _print_table(analysis, labels, lm.describe())
+    payload = {
+        "model": lm.spec,
+        "device": lm.device.type,
+        "n_tokens": analysis.records.n_tokens,
+        "n_dropped": analysis.records.n_dropped,
+        "perplexity": analysis.perplexity,
+        "tokens": analysis.records.table(),
+        "scores": analysis.scores,
+        "provenance": command_provenance(args, "inspect", models={"model": args.model}),
+    }
+    emit_json(args, payload)
+    if not args.json:
+        _print_table(analysis, labels, lm.describe())
     return 0
 
 

@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
+from core.cli.common import (
+    add_column,
+    command_provenance,
+    dataset_options,
+    emit_json,
+    limit_options,
+    load_model_from_args,
+    model_options,
+    open_store,
+    output_options,
+    setup_from_args,
+    store_options,
+)
 from core.data.questions import MCQColumns, PromptLayout
 from core.mcq.match import SIMILARITY_METRICS
 from core.mcq.probes import CUT_MODES
@@ -15,21 +27,24 @@ from core.mcq.probes import CUT_MODES
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "mcq",
+        parents=[
+            model_options(),
+            dataset_options(sample=False, help_text="demo:mcq, a JSONL / CSV / Parquet file or a hub id (e.g. cais/mmlu)"),
+            output_options(),
+            store_options(),
+        ],
         help="multiple-choice memorization: can the model finish benchmark options word for word?",
         description=(
             "Cut every option of every question in half and ask the model to continue (next-token and "
             "completion probes); score = options reproduced per question. Then shuffle the options and measure "
-            "again; optionally rank the original option order among all orders."
+            "again; optionally rank the original option order among all orders. Runs are stored question by "
+            "question: an interrupted run resumes, a finished one is read back."
         ),
     )
-    parser.add_argument("--dataset", required=True, help="JSONL/CSV/Parquet file or hub dataset id (e.g. cais/mmlu)")
-    parser.add_argument("--split", help="hub split, e.g. test")
-    parser.add_argument("--config", help="hub config, e.g. all")
-    parser.add_argument("--model", default="smollm2-135m", help="bundled name, local directory or hub id")
-    parser.add_argument("--limit", type=int, help="use the first N questions")
-    parser.add_argument("--question-col", default="question")
-    parser.add_argument("--option-cols", default="A,B,C,D", help="comma-separated option columns")
-    parser.add_argument("--answer-col", default="answer", help="answer column (letter(s) or 0-based index)")
+    columns = parser.add_argument_group("columns")
+    add_column(columns, "question", "question column (default question)", default="question")
+    columns.add_argument("--option-cols", default="A,B,C,D", help="comma-separated option columns (default A,B,C,D)")
+    add_column(columns, "answer", "answer column: letter(s) or 0-based index (default answer)", default="answer")
     parser.add_argument("--cut", choices=CUT_MODES, default="chars", help="cut after half the characters or words")
     parser.add_argument("--similarity", choices=SIMILARITY_METRICS, default="rouge_l")
     parser.add_argument("--threshold", type=float, default=0.75, help="similarity counted as a near-verbatim completion")
@@ -38,18 +53,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--permutation-test", action="store_true", help="rank the original option order among all orders")
     parser.add_argument("--question-template", default="{question}", help="prompt layout of the question")
     parser.add_argument("--option-template", default="{letter}. {text}", help="prompt layout of one option")
-    parser.add_argument("--trust-remote-code", action="store_true", help="allow custom model code from the hub")
-    parser.add_argument("--save", action="store_true", help="keep the run in the results store ($LEAKLENS_STORE)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--save", action="store_true", help=argparse.SUPPRESS)  # runs are always stored now
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.mcq.completion import MCQConfig
     from core.data.questions import load_mcq, write_jsonl
-    from core.mcq.study import run_benchmark
-    from core.engine.models import load_model
     from core.engine.progress import tqdm_progress
+    from core.mcq.completion import MCQConfig
+    from core.mcq.stored import run_stored_benchmark
 
     columns = MCQColumns(
         question=args.question_col,
@@ -58,35 +70,37 @@ def run(args: argparse.Namespace) -> int:
     )
     layout = PromptLayout(question_template=args.question_template, option_template=args.option_template)
     config = MCQConfig(layout=layout, cut=args.cut, metric=args.similarity, threshold=args.threshold)
-    dataset = load_mcq(args.dataset, split=args.split, config=args.config, limit=args.limit, columns=columns)
+    dataset = load_mcq(args.dataset, split=args.split, config=args.config, columns=columns, **limit_options(args))
     if dataset.skipped:
         print(f"warning: {dataset.skipped_summary()}", file=sys.stderr)
-    lm = load_model(args.model, trust_remote_code=args.trust_remote_code)
+    setup = setup_from_args(args)
+    provenance = command_provenance(args, "mcq", models={"model": args.model})
+    loaded: list = []
+
+    def load():
+        loaded.append(load_model_from_args(args))
+        return loaded[-1]
+
     started = time.perf_counter()
-    with tqdm_progress("mcq probes", unit="probe") as progress:
-        report = run_benchmark(
-            lm,
-            dataset.questions,
-            config,
-            shuffle_seed=args.shuffle_seed,
-            permutation=args.permutation_test,
-            progress=progress,
+    with open_store(args) as store, tqdm_progress("mcq questions", unit="question") as progress:
+        report, run_info, n_computed = run_stored_benchmark(
+            dataset.questions, config, load=load, store=store, model=args.model, benchmark=dataset.source,
+            shuffle_seed=args.shuffle_seed, permutation=args.permutation_test, progress=progress,
+            setup=setup.to_dict(), provenance=provenance,
         )
     elapsed = time.perf_counter() - started
     if args.export_shuffled:
         write_jsonl(report.shuffled_questions, args.export_shuffled)
-    payload = report.to_dict(model=lm.spec, benchmark=dataset.source)
+    payload = report.to_dict(model=args.model, benchmark=dataset.source)
     payload["seconds"] = round(elapsed, 2)
-    if args.save:
-        from core.mcq.stored import save_report
-        from core.store.results import ResultStore
-
-        payload["run_id"] = save_report(ResultStore(), report, model=lm.spec, benchmark=dataset.source).run_id
-    if args.json:
-        json.dump(payload, sys.stdout, indent=2, ensure_ascii=False)
-        print()
-        return 0
-    _print(payload, lm.describe())
+    payload["from_store"] = n_computed == 0
+    if not args.no_store:
+        payload["run_id"] = run_info.run_id
+    payload["provenance"] = run_info.meta.get("provenance") or provenance
+    emit_json(args, payload)
+    if not args.json:
+        model_line = loaded[0].describe() if loaded else f"{args.model} (read from the store)"
+        _print(payload, model_line)
     return 0
 
 

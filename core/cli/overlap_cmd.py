@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.cli.common import add_column, command_provenance, dataset_options, emit_json, output_options
 from core.errors import DataError
 
 
@@ -16,29 +17,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     actions = parser.add_subparsers(dest="overlap_action", required=True, metavar="ACTION")
 
-    index = actions.add_parser("index", help="index training sets", description="Index training sets.")
-    _backend_args(index)
+    index = actions.add_parser(
+        "index",
+        parents=[_backend_options(), dataset_options(required=False, repeatable=True, limit=False, config=False,
+                                                     help_text="training set: demo:overlap-train, a file or a hub id"),
+                 output_options()],
+        help="index training sets",
+        description="Index training sets.",
+    )
     index.add_argument("--name", required=True, help="index name (lower-case letters, digits, '-', '_')")
-    index.add_argument("--dataset", action="append", default=[], help="training set: local file or hub id (repeatable)")
     index.add_argument("--dataset-mixer-config", help="YAML with a 'dataset_mixer:' mapping dataset -> proportion")
-    index.add_argument("--split", help="hub split (default train)")
-    index.add_argument("--text-field", default="text", help="plain text field (default text)")
-    index.add_argument("--messages-field", help="conversation field: each kept turn is one document")
-    index.add_argument("--query-filter", help="keep turns with FIELD:VALUE, e.g. role:user")
-    index.add_argument("--query-field", default="content", help="turn field holding the text (default content)")
+    columns = index.add_argument_group("columns")
+    add_column(columns, "text", "plain text column (default text)", aliases=("--text-field",), default="text")
+    add_column(columns, "messages", "conversation column: each kept turn is one document", aliases=("--messages-field",))
+    columns.add_argument("--query-filter", help="keep turns with FIELD:VALUE, e.g. role:user")
+    add_column(columns, "query", "turn field holding the text (default content)", aliases=("--query-field",),
+               default="content")
     index.add_argument("--index-type", choices=["text", "vector"], default="text")
     index.add_argument("--model", help="sentence-transformers model for vector indexes (default all-MiniLM-L6-v2)")
     index.add_argument("--ngram-size", type=int, default=8, help="embedded text index n-gram size (default 8)")
     index.add_argument("--overwrite", action="store_true", help="replace an existing index of that name")
     index.set_defaults(func=run_index)
 
-    search = actions.add_parser("search", help="search indexes with a test set", description="Search indexes.")
-    _backend_args(search)
+    search = actions.add_parser(
+        "search",
+        parents=[_backend_options(), dataset_options(repeatable=True, limit=False, config=False,
+                                                     help_text="test set: demo:overlap-test, a file or a hub id"),
+                 output_options()],
+        help="search indexes with a test set",
+        description="Search indexes.",
+    )
     search.add_argument("--index", required=True, help="index name(s), comma-separated")
-    search.add_argument("--dataset", action="append", required=True, help="test set: local file or hub id (repeatable)")
-    search.add_argument("--field", required=True, help="text field of the test set")
-    search.add_argument("--id-field", help="id field of the test set (default: row number)")
-    search.add_argument("--split", help="hub split (default test)")
+    columns = search.add_argument_group("columns")
+    add_column(columns, "text", "text column of the test set (default text)", aliases=("--field",), default="text")
+    add_column(columns, "id", "id column of the test set (default: row number)", aliases=("--id-field",))
     search.add_argument("--mode", choices=["ngram", "exact", "vector"], default="ngram")
     search.add_argument("--ngram-size", type=int, default=8)
     search.add_argument("--match-threshold", type=float, help="score 1/0 at this value; also the removal threshold")
@@ -47,20 +59,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--decontaminate", action="store_true", help="also write cleaned training JSONL files")
     search.set_defaults(func=run_search)
 
-    listing = actions.add_parser("list", help="list indexes", description="List indexes with their sizes.")
-    _backend_args(listing)
+    listing = actions.add_parser("list", parents=[_backend_options(), output_options()], help="list indexes",
+                                 description="List indexes with their sizes.")
     listing.set_defaults(func=run_list)
 
-    delete = actions.add_parser("delete", help="delete an index", description="Delete an index.")
-    _backend_args(delete)
+    delete = actions.add_parser("delete", parents=[_backend_options(), output_options()], help="delete an index",
+                                description="Delete an index.")
     delete.add_argument("--name", required=True)
     delete.set_defaults(func=run_delete)
 
 
-def _backend_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=["embedded", "elasticsearch"], default="embedded")
-    parser.add_argument("--index-dir", help="embedded index directory (default <cache>/indexes)")
-    parser.add_argument("--es-url", help="Elasticsearch URL (default $ES_URL; credentials from ELASTIC_PASSWORD)")
+def _backend_options() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("index backend")
+    group.add_argument("--backend", choices=["embedded", "elasticsearch"], default="embedded")
+    group.add_argument("--index-dir", help="embedded index directory (default <cache>/indexes)")
+    group.add_argument("--es-url", help="Elasticsearch URL (default $ES_URL; credentials from ELASTIC_PASSWORD)")
+    return parent
 
 
 def _backend(args: argparse.Namespace):
@@ -70,18 +85,18 @@ def _backend(args: argparse.Namespace):
 
 
 def run_index(args: argparse.Namespace) -> int:
+    from core.engine.progress import tqdm_progress
     from core.overlap.indexing import build_index
     from core.overlap.sources import TrainingSource, parse_mixer, parse_query_filter
-    from core.engine.progress import tqdm_progress
 
     options = {
-        "text_field": args.text_field,
-        "messages_field": args.messages_field,
+        "text_field": args.text_col,
+        "messages_field": args.messages_col,
         "query_filter": parse_query_filter(args.query_filter),
-        "query_field": args.query_field,
+        "query_field": args.query_col,
         "split": args.split,
     }
-    sources = [TrainingSource(d, **options) for d in args.dataset]
+    sources = [TrainingSource(d, **options) for d in args.dataset or []]
     if args.dataset_mixer_config:
         sources += parse_mixer(args.dataset_mixer_config, **options)
     if not sources:
@@ -99,22 +114,26 @@ def run_index(args: argparse.Namespace) -> int:
             progress=progress,
         )
     info = result.info
+    skipped = {dataset: [s.line for s in rows] for dataset, rows in result.skipped.items() if rows}
+    emit_json(args, {"index": _info_json(info), "rows": dict(result.n_rows), "skipped_lines": skipped,
+                     "provenance": command_provenance(args, "overlap index", uses_model=False)})
+    for dataset, lines in skipped.items():
+        shown = ", ".join(str(line) for line in lines[:20])
+        print(f"warning: {dataset}: skipped {len(lines)} rows (lines {shown})", file=sys.stderr)
+    if args.json:
+        return 0
     print(f"index {info.name} ({info.backend}, {info.index_type}): {info.n_docs} documents, {_size(info.size_bytes)}")
     for dataset, count in info.datasets.items():
         print(f"  {dataset}: {count} documents from {result.n_rows.get(dataset, 0)} rows")
-    for dataset, skipped in result.skipped.items():
-        if skipped:
-            lines = ", ".join(str(s.line) for s in skipped[:20])
-            print(f"warning: {dataset}: skipped {len(skipped)} rows (lines {lines})", file=sys.stderr)
     return 0
 
 
 def run_search(args: argparse.Namespace) -> int:
+    from core.engine.progress import tqdm_progress
     from core.overlap.decontaminate import decontaminate
     from core.overlap.matching import SearchSettings, search
     from core.overlap.report import write_outputs
     from core.overlap.sources import load_eval_set
-    from core.engine.progress import tqdm_progress
 
     settings = SearchSettings(
         mode=args.mode,
@@ -123,7 +142,7 @@ def run_search(args: argparse.Namespace) -> int:
         search_size=args.search_size,
     )
     names = [n.strip() for n in args.index.split(",") if n.strip()]
-    test_sets = [load_eval_set(d, args.field, id_field=args.id_field, split=args.split) for d in args.dataset]
+    test_sets = [load_eval_set(d, args.text_col, id_field=args.id_col, split=args.split) for d in args.dataset]
     for test_set in test_sets:
         if test_set.skipped:
             lines = ", ".join(str(s.line) for s in test_set.skipped[:20])
@@ -132,19 +151,41 @@ def run_search(args: argparse.Namespace) -> int:
     with tqdm_progress("searching", unit="instance") as progress:
         matches = search(backend, names, test_sets, settings, progress=progress)
     report, paths = write_outputs(matches, args.output_dir)
+    cleaned_files = []
+    if args.decontaminate:
+        cleaned_files = list(decontaminate(backend, matches, test_sets, settings, args.output_dir))
+    document = {
+        "contamination": [
+            {"eval_dataset": e, "train_dataset": tr, "score": report.scores[(e, tr)], "matched": report.matched[(e, tr)],
+             "instances": report.counts[e]}
+            for e in report.evals for tr in report.trains
+        ],
+        "files": [str(path) for path in paths],
+        "decontaminated": [
+            {"dataset": c.dataset, "removed": c.n_removed, "rows": c.n_rows, "path": str(c.path),
+             "still_matching": c.still_matching}
+            for c in cleaned_files
+        ],
+        "provenance": command_provenance(args, "overlap search", uses_model=False),
+    }
+    emit_json(args, document)
+    if args.json:
+        return 0
     print(report.format())
     print(f"wrote {len(paths)} files to {args.output_dir}")
-    if args.decontaminate:
-        for cleaned in decontaminate(backend, matches, test_sets, settings, args.output_dir):
-            line = f"{cleaned.dataset}: removed {cleaned.n_removed} of {cleaned.n_rows} rows -> {cleaned.path}"
-            if cleaned.still_matching is not None:
-                line += f" (re-check: {cleaned.still_matching} test instances still match)"
-            print(line)
+    for cleaned in cleaned_files:
+        line = f"{cleaned.dataset}: removed {cleaned.n_removed} of {cleaned.n_rows} rows -> {cleaned.path}"
+        if cleaned.still_matching is not None:
+            line += f" (re-check: {cleaned.still_matching} test instances still match)"
+        print(line)
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
     infos = _backend(args).list()
+    emit_json(args, {"indexes": [_info_json(info) for info in infos]})
+    if args.json:
+        return 0
     if not infos:
         print("no indexes")
     for info in infos:
@@ -155,8 +196,16 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_delete(args: argparse.Namespace) -> int:
     _backend(args).delete(args.name)
-    print(f"deleted {args.name}")
+    emit_json(args, {"deleted": args.name})
+    if not args.json:
+        print(f"deleted {args.name}")
     return 0
+
+
+def _info_json(info) -> dict:
+    return {"name": info.name, "backend": info.backend, "index_type": info.index_type, "n_docs": info.n_docs,
+            "datasets": dict(info.datasets), "size_bytes": info.size_bytes, "ngram_size": info.ngram_size,
+            "model": info.model}
 
 
 def _size(n: int) -> str:

@@ -52,10 +52,6 @@ FRESH = Example(
 EXAMPLES: tuple[Example, ...] = (GETTYSBURG, FRESH)
 
 
-def example_by_title(title: str) -> Example | None:
-    return next((e for e in EXAMPLES if e.title == title), None)
-
-
 GETTYSBURG_PARAPHRASE = Example(
     key="gettysburg_paraphrase",
     title="Paraphrase of the Gettysburg opening (same meaning, new wording)",

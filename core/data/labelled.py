@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from core.config import PROJECT_ROOT
+from core.data.demo import demo_datasets
 from core.errors import DataError
 from core.store.fingerprint import fingerprint_rows
 from core.data.tables import SkippedRow, Table, load_rows
@@ -83,7 +84,9 @@ class LabelledDataset:
 
 
 def _known_datasets() -> dict[str, KnownDataset]:
-    known: dict[str, KnownDataset] = {}
+    known: dict[str, KnownDataset] = {
+        demo.title: KnownDataset(demo.source, None, None, demo.description) for demo in demo_datasets("membership")
+    }
     local = {
         "WikiMIA length 128 (local sample)": (
             "wikimia_length128.parquet",
@@ -167,13 +170,15 @@ def load_labelled_dataset(
     label_col: str | None = None,
     limit: int | None = None,
     seed: int = 0,
+    sample: bool = True,
 ) -> LabelledDataset:
-    """Load a local file or hub dataset id and validate it as labelled membership data.
+    """Load a demo, a local file or a hub dataset id and validate it as labelled membership data.
 
-    ``limit`` draws a seeded sample of that size with both classes in their original proportions.
+    ``limit`` keeps that many rows: with ``sample`` a seeded sample with both classes in their original
+    proportions, otherwise the first ``limit`` usable rows.
     """
     table = load_rows(source, split=split, config=config)
-    return labelled_from_table(table, text_col=text_col, label_col=label_col, limit=limit, seed=seed)
+    return labelled_from_table(table, text_col=text_col, label_col=label_col, limit=limit, seed=seed, sample=sample)
 
 
 def labelled_from_table(
@@ -183,6 +188,7 @@ def labelled_from_table(
     label_col: str | None = None,
     limit: int | None = None,
     seed: int = 0,
+    sample: bool = True,
 ) -> LabelledDataset:
     """Validate rows already read (e.g. an upload through ``core.data.tables.load_uploaded``)."""
     if not table.rows:
@@ -233,10 +239,15 @@ def labelled_from_table(
     ids = _row_ids(table, kept)
     texts = [table.rows[i][text_col] for i in kept]
     if limit is not None:
-        chosen = stratified_sample(labels, limit, seed)
+        chosen = stratified_sample(labels, limit, seed) if sample else list(range(min(limit, len(labels))))
         texts = [texts[i] for i in chosen]
         labels = [labels[i] for i in chosen]
         ids = [ids[i] for i in chosen]
+        if len(set(labels)) < 2:
+            raise DataError(
+                f"The first {limit} usable rows of {table.source} hold one class only; AUROC needs both members "
+                "and non-members. Sample instead (--sample: a seeded sample keeping both classes) or raise the limit."
+            )
     return LabelledDataset(
         texts=texts,
         labels=labels,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.data.demo import demo_path, is_demo_source
 from core.errors import DataError
 
 LOCAL_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
@@ -72,10 +73,17 @@ def load_rows(
     config: str | None = None,
     limit: int | None = None,
 ) -> Table:
-    """Load rows from a local file path or a hub dataset id (``split`` / ``config`` for the hub)."""
+    """Load rows from a shipped demo (``demo:NAME``), a local file path or a hub dataset id.
+
+    ``split`` / ``config`` apply to hub datasets.
+    """
     source = (source or "").strip()
     if not source:
         raise DataError("No dataset given: pass a file path (CSV, JSONL, Parquet) or a hub dataset id.")
+    if is_demo_source(source):
+        path = demo_path(source)
+        with path.open("rb") as handle:
+            return _read_bytes(handle.read(), path.name, source.strip(), limit)
     if is_local_source(source):
         path = Path(source).expanduser()
         if not path.exists():

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.config import cache_subdir
 from core.errors import DataError
-from core.data.tables import SkippedRow, Table, is_local_source, load_rows
+from core.data.tables import SkippedRow, Table, is_local_source, load_rows, load_uploaded
 
 DEFAULT_HUB_SPLIT = "train"
+DEFAULT_TEST_SPLIT = "test"
+TEST_TEXT_FIELDS = ("question", "text", "prompt", "input", "content", "problem", "instruction")
+"""Test-set text fields tried in order when none is named (MMLU-style first, then common names)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,66 @@ def parse_query_filter(spec: str | None) -> tuple[str, str] | None:
     if not sep or not key.strip() or not value.strip():
         raise DataError(f"Query filter '{spec}' must look like FIELD:VALUE, e.g. role:user.")
     return key.strip(), value.strip()
+
+
+def training_sources(
+    datasets: Sequence[str],
+    *,
+    text_field: str | None = "text",
+    messages_field: str | None = None,
+    query_filter: str | None = None,
+    query_field: str | None = "content",
+    split: str | None = None,
+    config: str | None = None,
+    mixer_config: str | Path | None = None,
+) -> list[TrainingSource]:
+    """The training sets to index, from what a user typed (CLI flags or page fields) in one place.
+
+    Every surface reads documents the same way: blank strings count as not given (a page's empty field
+    equals an omitted flag), the turn filter (``FIELD:VALUE``) is checked even when unused but applies
+    only to a messages field, and a dataset-mixer YAML adds its datasets after ``datasets`` with the same
+    options. Raises ``DataError`` when neither names a training set.
+    """
+    messages = (messages_field or "").strip() or None
+    parsed_filter = parse_query_filter((query_filter or "").strip() or None)
+    options: dict[str, Any] = {
+        "text_field": (text_field or "").strip() or "text",
+        "messages_field": messages,
+        "query_filter": parsed_filter if messages else None,
+        "query_field": (query_field or "").strip() or "content",
+        "split": (split or "").strip() or None,
+        "config": (config or "").strip() or None,
+    }
+    sources = [TrainingSource(d.strip(), **options) for d in datasets if d.strip()]
+    mixer = str(mixer_config or "").strip()
+    if mixer:
+        sources += parse_mixer(mixer, **options)
+    if not sources:
+        raise DataError(
+            "No training set given: name a dataset (demo:overlap-train, a file path or a hub id) "
+            "or a dataset-mixer YAML."
+        )
+    return sources
+
+
+def keep_upload(data: bytes, filename: str) -> str:
+    """Save an uploaded training file in the cache and return its path.
+
+    An index records where its documents came from and decontamination re-reads the training file by
+    that path, so an upload must outlive the browser session that sent it.
+    """
+    path = cache_subdir("uploads") / Path(filename).name
+    path.write_bytes(data)
+    return str(path)
+
+
+def skipped_note(name: str, skipped: Sequence[SkippedRow], limit: int = 30) -> str:
+    """e.g. 'train: skipped 2 rows (lines 4, 9): not valid JSON (...).'; empty when nothing was skipped."""
+    if not skipped:
+        return ""
+    lines = ", ".join(str(s.line) for s in skipped[:limit])
+    more = "" if len(skipped) <= limit else f" and {len(skipped) - limit} more"
+    return f"{name}: skipped {len(skipped)} rows (lines {lines}{more}): {skipped[0].reason}."
 
 
 def parse_mixer(path: str | Path, **options: Any) -> list[TrainingSource]:
@@ -256,8 +320,20 @@ def _row_limit(proportion: float | None, total: int) -> int | None:
     return int(proportion)
 
 
-def eval_set_from_table(table: Table, field_name: str, *, name: str, id_field: str | None = None) -> EvalSet:
-    """Test instances from loaded rows; rows without text are skipped and listed."""
+def eval_text_field(columns: Sequence[str]) -> str:
+    """The first of ``TEST_TEXT_FIELDS`` among ``columns``, so a test set's text field may be left unnamed."""
+    found = next((name for name in TEST_TEXT_FIELDS if name in columns), None)
+    if found is None:
+        listing = ", ".join(repr(c) for c in columns) or "none"
+        raise DataError(f"Could not tell which field holds the test text; fields found: {listing}. Name the text field.")
+    return found
+
+
+def eval_set_from_table(
+    table: Table, field_name: str | None, *, name: str, id_field: str | None = None
+) -> EvalSet:
+    """Test instances from loaded rows (text field detected when not named); rows without text are listed."""
+    field_name = field_name or eval_text_field(table.columns)
     table.require_columns(field_name)
     if id_field:
         table.require_columns(id_field)
@@ -276,7 +352,20 @@ def eval_set_from_table(table: Table, field_name: str, *, name: str, id_field: s
 
 
 def load_eval_set(
-    source: str, field_name: str, *, name: str | None = None, id_field: str | None = None, split: str | None = None
+    source: str,
+    field_name: str | None,
+    *,
+    name: str | None = None,
+    id_field: str | None = None,
+    split: str | None = None,
+    config: str | None = None,
+    data: bytes | None = None,
 ) -> EvalSet:
-    table = load_rows(source, split=split or (None if is_local_source(source) else "test"))
+    """A test set from a demo, file or hub id (hub split defaults to test), or from an upload's ``data``
+    (``source`` is then its file name): one call whichever way the user gave it."""
+    if data is not None:
+        table = load_uploaded(data, source)
+    else:
+        default = None if is_local_source(source) else DEFAULT_TEST_SPLIT
+        table = load_rows(source, split=split or default, config=config)
     return eval_set_from_table(table, field_name, name=name or dataset_name(source), id_field=id_field)

@@ -51,13 +51,3 @@ def contains_phrase(haystack: Sequence[str], needle: Sequence[str]) -> bool:
         return False
     return f" {joined(needle)} " in f" {joined(haystack)} "
 
-
-def merge_spans(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted, overlapping or touching ``[start, end)`` intervals merged into disjoint ones."""
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged

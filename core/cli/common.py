@@ -1,0 +1,181 @@
+"""The one CLI vocabulary: shared option groups every command takes, and the helpers behind them.
+
+Every command builds its parser from these parents, so ``--model``, ``--device``, ``--dtype``,
+``--revision``, ``--trust-remote-code``, ``--dataset``, ``--split``, ``--config``, ``--limit``, the
+``--*-col`` column flags, ``--out``, ``--json`` and ``--store`` / ``--no-store`` mean the same
+everywhere. Old spellings stay as hidden aliases so existing scripts keep working.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from core.engine.models import DEFAULT_MODEL
+from core.engine.setup import DTYPE_CHOICES, ScoringSetup, resolve_setup
+from core.errors import LeakLensError
+
+MODEL_HELP = "bundled name (smollm2-135m), local checkpoint folder or hub id"
+
+
+def model_options(*, repeatable: bool = False) -> argparse.ArgumentParser:
+    """``--model --device --dtype --revision --trust-remote-code``."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("model")
+    if repeatable:
+        group.add_argument("--model", action="append", required=True, help=MODEL_HELP + "; repeat for several")
+    else:
+        group.add_argument("--model", default=DEFAULT_MODEL, help=f"{MODEL_HELP} (default {DEFAULT_MODEL})")
+    group.add_argument("--device", default="auto", help="auto (default: cuda when present, else cpu), cpu, cuda, cuda:N")
+    group.add_argument("--dtype", default="auto", choices=DTYPE_CHOICES,
+                       help="auto (default: bfloat16 on cuda, float32 on cpu), float32, bfloat16, float16")
+    group.add_argument("--revision", help="hub branch, tag or commit of the model (hub ids only)")
+    group.add_argument("--trust-remote-code", action="store_true", help="allow custom model code from the hub")
+    return parent
+
+
+def dataset_options(
+    *,
+    required: bool = True,
+    repeatable: bool = False,
+    limit: bool = True,
+    sample: bool = True,
+    config: bool = True,
+    help_text: str | None = None,
+) -> argparse.ArgumentParser:
+    """``--dataset --split --config --limit`` (and ``--sample --seed`` where a sample makes sense)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("data")
+    what = help_text or "demo:NAME (shipped with LeakLens), a CSV / TSV / JSONL / JSON / Parquet file, or a hub dataset id"
+    if repeatable:
+        group.add_argument("--dataset", action="append", required=required, default=None, help=what + " (repeatable)")
+    else:
+        group.add_argument("--dataset", required=required, help=what)
+    group.add_argument("--split", help="split of a hub dataset")
+    if config:
+        group.add_argument("--config", help="configuration of a hub dataset")
+    if limit:
+        limit_help = "use the first N rows" + (" (with --sample: a seeded sample of N rows instead)" if sample else "")
+        group.add_argument("--limit", type=int, help=limit_help)
+    if limit and sample:
+        group.add_argument("--sample", action="store_true",
+                           help="with --limit: a seeded sample (keeping the class balance of labelled data)")
+        group.add_argument("--seed", type=int, default=0, help="seed of the --sample draw (default 0)")
+    return parent
+
+
+def output_options() -> argparse.ArgumentParser:
+    """``--out FILE`` (the JSON result, provenance included) and ``--json`` (the same JSON on stdout)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("output")
+    group.add_argument("--out", help="write the JSON result (with its provenance) to this file")
+    group.add_argument("--json", action="store_true", help="print the JSON result instead of tables")
+    return parent
+
+
+def store_options() -> argparse.ArgumentParser:
+    """``--store PATH`` / ``--no-store``."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("results store")
+    group.add_argument("--store", help="results store file (default: $LEAKLENS_STORE or <cache>/results.sqlite)")
+    group.add_argument("--no-store", action="store_true", help="neither read nor keep stored results")
+    return parent
+
+
+def add_column(parser: argparse.ArgumentParser, name: str, help_text: str, *, aliases: tuple[str, ...] = (),
+               default: str | None = None) -> None:
+    """``--NAME-col`` plus hidden old spellings that set the same value."""
+    dest = f"{name.replace('-', '_')}_col"
+    parser.add_argument(f"--{name}-col", dest=dest, default=default, help=help_text)
+    for alias in aliases:
+        parser.add_argument(alias, dest=dest, help=argparse.SUPPRESS)
+
+
+def setup_from_args(args: argparse.Namespace) -> ScoringSetup:
+    return resolve_setup(args.device, args.dtype, args.revision)
+
+
+def load_model_from_args(args: argparse.Namespace, spec: str | None = None):
+    """Load ``spec`` (default ``--model``) under the command's device, dtype and revision."""
+    from core.engine.models import load_model
+
+    setup = setup_from_args(args)
+    return load_model(
+        spec or args.model, device=setup.device, dtype=setup.torch_dtype, revision=setup.revision,
+        trust_remote_code=args.trust_remote_code,
+    )
+
+
+def limit_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``--limit`` / ``--sample`` / ``--seed`` mean, as loader keyword arguments."""
+    limit = getattr(args, "limit", None)
+    if limit is not None and limit < 1:
+        raise LeakLensError(f"--limit must be at least 1, got {limit}.")
+    if getattr(args, "sample", False) and limit is None:
+        raise LeakLensError("--sample needs --limit N (the sample size).")
+    return {"limit": limit}
+
+
+@contextmanager
+def open_store(args: argparse.Namespace) -> Iterator[Any]:
+    """The results store the command reads and writes; with ``--no-store`` a throwaway one."""
+    from core.store.results import ResultStore
+
+    if getattr(args, "no_store", False):
+        with tempfile.TemporaryDirectory(prefix="leaklens-nostore-") as tmp:
+            yield ResultStore(Path(tmp) / "results.sqlite")
+        return
+    yield ResultStore(args.store) if getattr(args, "store", None) else ResultStore()
+
+
+def recorded_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's options as given, for provenance (functions and output flags left out)."""
+    skip = {"func", "json", "out", "verbose"}
+    return {k: v for k, v in vars(args).items() if k not in skip and not callable(v)}
+
+
+def command_provenance(
+    args: argparse.Namespace, command: str, *, models: Mapping[str, str] | None = None, uses_model: bool = True
+) -> dict[str, Any]:
+    """Provenance for this invocation: versions, setup, the identity of each model role, the options."""
+    from core.engine.identity import model_identity
+    from core.store.provenance import build_provenance
+
+    setup = setup_from_args(args) if uses_model else None
+    identities = {role: model_identity(spec, setup.revision if setup else None) for role, spec in (models or {}).items()}
+    return build_provenance(
+        command=command, options=recorded_options(args), models=identities,
+        setup=setup.to_dict() if setup else None,
+    )
+
+
+def emit_json(args: argparse.Namespace, document: Mapping[str, Any]) -> None:
+    """Write ``--out`` and/or print ``--json``: the same document both ways."""
+    text = json.dumps(_finite(document), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+    if getattr(args, "out", None):
+        path = Path(args.out)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise LeakLensError(f"Could not write {path}: {exc.strerror}.") from exc
+    if getattr(args, "json", False):
+        sys.stdout.write(text)
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities become null: JSON has no spelling for them."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

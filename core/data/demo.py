@@ -1,0 +1,93 @@
+"""Demo data shipped with LeakLens (``assets/demo/``), usable offline as ``demo:NAME`` anywhere a dataset goes.
+
+Every page offers these as ready examples and every command accepts ``--dataset demo:NAME``, so a fresh
+clone can show each test working with nothing beside it. ``assets/demo/README.md`` states how each
+file was made and its licence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.config import ASSETS_DIR
+from core.errors import DataError
+
+DEMO_PREFIX = "demo:"
+DEMO_DIR = ASSETS_DIR / "demo"
+
+
+@dataclass(frozen=True)
+class DemoDataset:
+    """One shipped dataset and the test it demonstrates."""
+
+    name: str
+    """Used as ``demo:NAME``."""
+    task: str
+    """``membership``, ``mcq``, ``overlap-train`` or ``overlap-test``."""
+    filename: str
+    title: str
+    description: str
+
+    @property
+    def path(self) -> Path:
+        return DEMO_DIR / self.filename
+
+    @property
+    def source(self) -> str:
+        return DEMO_PREFIX + self.name
+
+
+DEMO_DATASETS: tuple[DemoDataset, ...] = (
+    DemoDataset(
+        "famous-vs-fresh",
+        "membership",
+        "famous_vs_fresh.jsonl",
+        "Famous vs fresh passages (demo)",
+        "Public-domain passages every web-trained model has read (label 1) against paragraphs freshly written "
+        "for LeakLens on the same topics (label 0).",
+    ),
+    DemoDataset(
+        "mcq",
+        "mcq",
+        "mcq_sample.jsonl",
+        "General-knowledge questions (demo)",
+        "Multiple-choice questions written for LeakLens (question, A-D, answer).",
+    ),
+    DemoDataset(
+        "overlap-train",
+        "overlap-train",
+        "overlap_train.jsonl",
+        "Small training corpus (demo)",
+        "Documents written for LeakLens, standing in for a training set (id, text).",
+    ),
+    DemoDataset(
+        "overlap-test",
+        "overlap-test",
+        "overlap_test.jsonl",
+        "Test set with planted copies (demo)",
+        "Test items written for LeakLens: some copied verbatim from the demo training corpus, some nearly, "
+        "the rest fresh (id, text).",
+    ),
+)
+
+
+def demo_datasets(task: str | None = None) -> list[DemoDataset]:
+    """The shipped datasets, optionally only those of one task."""
+    return [d for d in DEMO_DATASETS if task is None or d.task == task]
+
+
+def is_demo_source(source: str) -> bool:
+    return source.strip().lower().startswith(DEMO_PREFIX)
+
+
+def demo_path(source: str) -> Path:
+    """The file behind ``demo:NAME``; a clear error naming the choices for an unknown name."""
+    name = source.strip()[len(DEMO_PREFIX) :].strip().lower()
+    for demo in DEMO_DATASETS:
+        if demo.name == name:
+            if not demo.path.exists():
+                raise DataError(f"The demo file {demo.path} is missing from this checkout; restore assets/demo/.")
+            return demo.path
+    choices = ", ".join(d.source for d in DEMO_DATASETS)
+    raise DataError(f"Unknown demo dataset '{source.strip()}'; choose one of {choices}.")

@@ -1,0 +1,84 @@
+"""The shape of ``core/``: feature subpackages only, and no import cycle between its modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parents[1] / "core"
+TOP_LEVEL_ALLOWED = {"__init__.py", "__main__.py", "errors.py", "config.py"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(CORE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """Every core module ``path`` imports, at module level or inside functions (a lazy import still couples)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        for name in names:
+            if name in modules:
+                found.add(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in CORE.rglob("*.py")}
+    modules = set(files)
+    graph = {name: _imports(path, modules) - {name} for name, path in files.items()}
+    # A package's __init__ is imported on the way to any of its modules; it only counts as an edge target
+    # when imported by name, which _imports already records.
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_core_has_no_import_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_cycle_finder_finds_a_planted_cycle():
+    graph = {"core.a": {"core.b"}, "core.b": {"core.c"}, "core.c": {"core.a"}, "core.d": set()}
+    assert find_cycle(graph) == ["core.a", "core.b", "core.c", "core.a"]
+    assert find_cycle({"core.a": {"core.b"}, "core.b": set()}) is None
+
+
+def test_core_modules_live_in_feature_packages():
+    stray = sorted(p.name for p in CORE.glob("*.py") if p.name not in TOP_LEVEL_ALLOWED)
+    assert stray == [], f"modules outside a core/ subpackage: {stray}"
+    packages = {p.parent.name for p in CORE.glob("*/__init__.py")}
+    assert {"engine", "methods", "stats", "data", "store", "membership", "leakage", "mcq", "overlap", "viz",
+            "cli"} <= packages
