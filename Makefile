@@ -1,4 +1,4 @@
-# LeakLens: `make run` starts the dashboard, `make test` runs the whole suite. Both set up .venv first.
+# LeakLens: `make run` starts the dashboard, `make test` runs ruff and the whole suite. Both set up .venv first.
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -39,6 +39,7 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	touch $@
 
 test: setup-dev
+	$(VENV)/bin/ruff check .
 	bash scripts/run_tests.sh
 
 bench: setup

@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from core.data.labelled import labelled_from_table, load_labelled_dataset
+from core.data.tables import Table
+from core.engine.models import tiny_random_model, wrap_model
+from core.errors import LeakLensError
 from core.membership.analysis import analyse_passages
 from core.membership.benchmark import (
     KIND,
@@ -19,13 +23,9 @@ from core.membership.benchmark import (
     run_membership_benchmark,
     stored_results,
 )
-from core.data.labelled import labelled_from_table, load_labelled_dataset
-from core.errors import LeakLensError
 from core.methods import Method, parse_methods
 from core.stats.metrics import blind_baseline, ensemble, evaluate, roc_points
-from core.engine.models import tiny_random_model, wrap_model
 from core.store.results import FINISHED, INTERRUPTED, ResultStore, SampleRow
-from core.data.tables import Table
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 METHODS = ["loss", "zlib", "min_k:k=20"]

@@ -20,8 +20,8 @@ from core.data.labelled import (
     parse_label,
     stratified_sample,
 )
-from core.errors import DataError, LeakLensError
 from core.data.tables import load_uploaded
+from core.errors import DataError, LeakLensError
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"

@@ -8,8 +8,8 @@ from html.parser import HTMLParser
 
 import numpy as np
 
-from core.viz.token_heatmap import colour_bar_html, colour_for, heatmap_html, heatmap_tokens, scale_position, tooltip
 from core.engine.scoring import TokenRecords
+from core.viz.token_heatmap import colour_bar_html, colour_for, heatmap_html, heatmap_tokens, scale_position, tooltip
 
 
 def make_records(text: str, spans: list[tuple[int, int]], probs: list[float], ranks: list[int] | None = None,

@@ -10,6 +10,16 @@ import numpy as np
 import pytest
 import torch
 
+from core.data.problems import (
+    SKY_SHADOW,
+    CodeProblem,
+    ProblemSet,
+    builtin_problems,
+    humaneval_problems,
+    load_problem_set,
+)
+from core.data.tables import Table
+from core.engine.models import tiny_random_model, wrap_model
 from core.errors import DataError, InputTextError
 from core.leakage.delta import (
     ModelRequest,
@@ -21,16 +31,6 @@ from core.leakage.delta import (
 )
 from core.leakage.losses import ModelLosses, ProblemLoss, first_solution_token, solution_losses
 from core.leakage.run import run_leakage_test
-from core.data.problems import (
-    SKY_SHADOW,
-    CodeProblem,
-    ProblemSet,
-    builtin_problems,
-    humaneval_problems,
-    load_problem_set,
-)
-from core.engine.models import tiny_random_model, wrap_model
-from core.data.tables import Table
 
 
 def _set(name: str, ids: list[str], *, has_ids: bool = True, solutions: list[str] | None = None) -> ProblemSet:
@@ -69,7 +69,7 @@ def _slow_solution_loss(lm, prompt: str, solution: str) -> tuple[float, int]:
         logits = lm.model(input_ids=torch.tensor([ids])).logits[0].double()
     logp = torch.log_softmax(logits, dim=-1)
     picked = []
-    for i, (start, end) in enumerate(enc["offset_mapping"]):
+    for i, (_start, end) in enumerate(enc["offset_mapping"]):
         if end > len(prompt):
             picked.append(float(logp[i, ids[i + 1]]))
     return -sum(picked) / len(picked), len(picked)

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from core.cli import main
+from core.data.problems import ProblemSet, builtin_problems
 from core.leakage.delta import ModelRequest
 from core.leakage.losses import solution_losses
 from core.leakage.run import run_leakage_test
-from core.data.problems import ProblemSet, builtin_problems
 from core.leakage.stored import KIND, LOSS_KEY, problem_run_key, stored_set_losses
 from core.store.results import ResultStore, SampleRow
 
@@ -28,7 +28,7 @@ def test_losses_are_stored_resumed_and_reused(tiny_lm, tmp_path):
     # An interrupted earlier run stored the first two problems only.
     run = store.get_or_create_run(KIND, problem_run_key("tiny-random", problems))
     store.add_samples(
-        run.run_id, [SampleRow(l.task_id, None, {LOSS_KEY: l.loss}, {"n_tokens": l.n_tokens}) for l in direct[:2]]
+        run.run_id, [SampleRow(x.task_id, None, {LOSS_KEY: x.loss}, {"n_tokens": x.n_tokens}) for x in direct[:2]]
     )
     loads: list[int] = []
 
@@ -41,7 +41,7 @@ def test_losses_are_stored_resumed_and_reused(tiny_lm, tmp_path):
         "tiny-random", problems, role="test", get_model=get_model, store=store, batch_size=2,
         progress=lambda d, t: progress.append((d, t)),
     )
-    assert [l.task_id for l in resumed] == problems.ids
+    assert [x.task_id for x in resumed] == problems.ids
     for got, want in zip(resumed, direct):
         assert got.loss == pytest.approx(want.loss, abs=1e-5) and got.n_tokens == want.n_tokens
     assert progress == [(4, 5), (5, 5)]  # only the three missing problems were scored, in two batches

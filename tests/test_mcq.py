@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.errors import DataError, InputTextError
+from core.data.questions import MCQColumns, MCQuestion, PromptLayout, load_mcq, to_jsonl, write_jsonl
 from core.engine.generation import (
     greedy_generate,
     greedy_generate_slow,
@@ -18,8 +18,8 @@ from core.engine.generation import (
     sequence_logprobs_shared_prefix,
     shared_prefix_length,
 )
+from core.errors import DataError, InputTextError
 from core.mcq.completion import MCQConfig, run_mcq
-from core.data.questions import MCQColumns, MCQuestion, PromptLayout, load_mcq, to_jsonl, write_jsonl
 from core.mcq.match import edit_similarity, highlight_html, levenshtein, matching_mask, rouge_l, units
 from core.mcq.permutation import PermutationResult, QuestionOrders, order_texts, permutation_test
 from core.mcq.probes import build_probes, continuation_text, cut_offset, option_prefixes
@@ -343,3 +343,45 @@ def test_permutation_test_scores_every_order(tiny_lm):
     spot = [tiny_lm.start_token_id] + tok(texts[5], add_special_tokens=False)["input_ids"]
     assert result.questions[0].logprobs[5] == pytest.approx(sequence_logprobs(tiny_lm, [spot])[0], abs=1e-3)
     assert 1 <= result.questions[1].rank <= 24
+
+
+def _levenshtein_slow(a: str, b: str) -> int:
+    """Independent textbook dynamic programme over the full table."""
+    table = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+    return table[-1][-1]
+
+
+def _real_text_pairs() -> list[tuple[str, str]]:
+    """Option and question pairs from the MMLU and Chinese samples (CJK included)."""
+    pairs = []
+    for name in ("mmlu_sample.jsonl", "chinese_mcq_sample.jsonl"):
+        questions = load_mcq(str(DATA / name), limit=60).questions
+        for q, other in zip(questions, questions[1:]):
+            pairs += [(q.options[i], q.options[(i + 1) % len(q.options)]) for i in range(len(q.options))]
+            pairs.append((q.question, other.question))
+            pairs.append((q.question, q.question[: len(q.question) // 2]))
+    return pairs
+
+
+def test_edit_distance_from_rapidfuzz_equals_the_textbook_programme_on_real_text():
+    pairs = _real_text_pairs()
+    assert len(pairs) > 300
+    for a, b in pairs:
+        a, b = a[:120], b[:120]
+        assert levenshtein(a, b) == _levenshtein_slow(a, b)
+        assert edit_similarity(a, b) == pytest.approx(1 - _levenshtein_slow(a, b) / max(len(a), len(b), 1))
+
+
+def test_rouge_l_equals_rouge_score_with_the_same_units_on_real_text():
+    from rouge_score import rouge_scorer
+
+    class Units:
+        def tokenize(self, text: str) -> list[str]:
+            return units(text)
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=Units())
+    for a, b in _real_text_pairs():
+        assert rouge_l(a, b) == pytest.approx(scorer.score(a, b)["rougeL"].fmeasure, abs=1e-12)

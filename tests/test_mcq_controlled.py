@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from core.data.questions import PromptLayout, load_mcq
-from core.mcq.study import run_benchmark
 from core.engine.models import bundled_tokenizer, tiny_random_model, wrap_model
+from core.mcq.study import run_benchmark
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 N_TRAINED = 4

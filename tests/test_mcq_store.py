@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.data.questions import load_mcq
-from core.mcq.study import run_benchmark
 from core.mcq.stored import KIND, benchmark_fingerprint, save_report
+from core.mcq.study import run_benchmark
 from core.store.results import ResultStore
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"

@@ -8,13 +8,13 @@ import zlib
 import numpy as np
 import pytest
 
+from core.engine.scoring import TokenRecords, score_texts
 from core.methods import MethodConfigError, default_methods, parse_method, parse_methods, score_all
 from core.methods.loss import Loss
 from core.methods.min_k import MinK
 from core.methods.min_k_plus_plus import MinKPlusPlus
 from core.methods.slope import ProbabilitySlope, linear_fit, slope_series
 from core.methods.zlib_ratio import ZlibRatio
-from core.engine.scoring import TokenRecords, score_texts
 
 LOGPROBS = np.array([-4.0, -1.0, -3.0, -0.5, -2.0])
 MU = np.array([-2.0, -2.0, -1.0, -1.5, -3.0])

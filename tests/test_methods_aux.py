@@ -9,10 +9,6 @@ import pytest
 import torch
 
 from core.engine.auxiliary import auxiliary_cost, compute_auxiliary, needed_passes
-from core.methods import AuxiliaryRecords, MethodConfigError, default_methods, parse_method, score_all
-from core.methods.neighbourhood import Neighbourhood
-from core.methods.recall import DEFAULT_PREFIX, Recall
-from core.methods.reference import DEFAULT_REFERENCE, ReferenceModel
 from core.engine.models import tiny_random_model, wrap_model
 from core.engine.neighbours import (
     WordSlot,
@@ -24,6 +20,10 @@ from core.engine.neighbours import (
     word_slots,
 )
 from core.engine.scoring import TokenRecords, TruncationWarning, score_texts
+from core.methods import AuxiliaryRecords, MethodConfigError, default_methods, parse_method, score_all
+from core.methods.neighbourhood import Neighbourhood
+from core.methods.recall import DEFAULT_PREFIX, Recall
+from core.methods.reference import DEFAULT_REFERENCE, ReferenceModel
 
 PASSAGES = [
     "The old lighthouse keeper climbed the stairs every evening to light the lamp.",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.errors import ModelLoadError
 from core.engine.models import load_model, tiny_random_model, wrap_model
+from core.errors import ModelLoadError
 
 
 def test_tiny_random_uses_the_smollm2_vocabulary_and_start_token(tiny_lm):

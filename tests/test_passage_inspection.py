@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from core.membership.analysis import analyse_passages
-from core.errors import InputTextError
-from core.methods import default_methods
 from core.data.examples import EXAMPLES, FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
+from core.errors import InputTextError
+from core.membership.analysis import analyse_passages
 from core.membership.inspection import decode_text_upload, inspect_passages, reference_points
 from core.membership.summary import (
     Calibration,
@@ -22,6 +21,7 @@ from core.membership.summary import (
     nearest_reference,
     percentile_of,
 )
+from core.methods import default_methods
 
 FAMOUS = ReferencePoint("famous example", "famous", 13.0)
 UNSEEN = ReferencePoint("fresh example", "fresh", 155.0)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import DataError
 from core.data.problems import builtin_problems
+from core.errors import DataError
 from core.leakage.verify import load_problem_rows, verify_problem, verify_problems
 
 

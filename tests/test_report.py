@@ -10,21 +10,21 @@ from dataclasses import replace
 
 import pytest
 
-from core.membership.benchmark import BenchmarkResult
 from core.errors import LeakLensError
+from core.membership.benchmark import BenchmarkResult
 from core.stats.metrics import evaluate, roc_points
+from core.store.results import SampleRow
 from core.viz.membership_plots import (
     BASELINE_LABEL,
     ENSEMBLE_LABEL,
     auroc_bars,
     auroc_heatmap,
     column_labels,
-    roc_overlay,
     member_score_histogram,
+    roc_overlay,
     top_methods,
 )
 from core.viz.report import build_html_report, results_csv
-from core.store.results import SampleRow
 
 LABELS = [1, 1, 1, 1, 0, 0, 0, 0]
 SCORES = {

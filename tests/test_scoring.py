@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from core.errors import InputTextError
 from core.engine.scoring import TruncationWarning, encode_texts, score_texts
+from core.errors import InputTextError
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",

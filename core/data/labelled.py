@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from core.config import PROJECT_ROOT
 from core.data.demo import demo_datasets
+from core.data.tables import SkippedRow, Table, load_rows
 from core.errors import DataError
 from core.store.fingerprint import fingerprint_rows
-from core.data.tables import SkippedRow, Table, load_rows
 
 TEXT_COLUMN_NAMES = ("input", "Example_A", "text", "passage", "content", "document", "sentence")
 """Text columns tried in order: WikiMIA, DE-COP (BookTection / arXivTection), then common names."""

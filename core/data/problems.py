@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from core.config import ASSETS_DIR
-from core.errors import DataError
 from core.data.tables import SkippedRow, Table, load_rows, load_uploaded
+from core.errors import DataError
 
 HUMANEVAL = "humaneval"
 BUILTIN = "builtin"

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError
 from core.data.tables import SkippedRow, Table, load_rows
+from core.errors import DataError
 
 LETTERS = "ABCDEFGH"
 DEFAULT_OPTION_COLUMNS = ("A", "B", "C", "D")

@@ -143,8 +143,7 @@ def _read_jsonl(data: bytes, source: str, limit: int | None) -> Table:
 
 
 def _numbered_lines(text: str) -> Iterator[tuple[int, str]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        yield number, line
+    yield from enumerate(text.splitlines(), start=1)
 
 
 def _read_json(data: bytes, source: str, limit: int | None) -> Table:

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core.engine.batching import length_batches
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.batching import length_batches
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords
 
 TOP_ALTERNATIVES = 10

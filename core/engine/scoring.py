@@ -14,11 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.errors import InputTextError
 from core.engine.batching import length_batches
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-
+from core.errors import InputTextError
 
 DEFAULT_TOKEN_BUDGET = 2048
 """Padded tokens per forward pass. Bounds memory: logits take budget × vocab × 4 bytes."""

@@ -26,6 +26,7 @@ from core.data.problems import ProblemSet
 from core.errors import DataError
 from core.leakage.losses import ModelLosses
 from core.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
+
 DELTA2_THRESHOLD = -0.02
 """Δ² below this fails the original study's necessary condition for a clean fine-tune (base-dependent)."""
 LENGTH_TOLERANCE = 0.3

@@ -74,7 +74,7 @@ def stored_set_losses(
     def score_batch(positions: list[int]) -> list[SampleRow]:
         chunk = [problems.problems[i] for i in positions]
         losses = solution_losses(get_model(), chunk, token_budget=token_budget)
-        return [SampleRow(l.task_id, None, {LOSS_KEY: l.loss}, {"n_tokens": l.n_tokens}) for l in losses]
+        return [SampleRow(x.task_id, None, {LOSS_KEY: x.loss}, {"n_tokens": x.n_tokens}) for x in losses]
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
         losses = [float(s.scores[LOSS_KEY]) for s in samples]

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError
 from core.data.problems import BUILTIN_PATH
 from core.data.tables import load_rows
+from core.errors import DataError
 
 REQUIRED_FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 DEFAULT_TIMEOUT = 10.0

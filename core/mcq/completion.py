@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core.errors import InputTextError
-from core.engine.generation import DEFAULT_GENERATION_BUDGET, greedy_generate
 from core.data.questions import MCQuestion, PromptLayout
-from core.mcq.match import SIMILARITY_METRICS, SimilarityMetric, similarity
-from core.mcq.probes import CUT_MODES, CutMode, Probe, build_probes, completion_candidate, continuation_text
+from core.engine.generation import DEFAULT_GENERATION_BUDGET, greedy_generate
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
+from core.errors import InputTextError
+from core.mcq.match import SIMILARITY_METRICS, SimilarityMetric, similarity
+from core.mcq.probes import CUT_MODES, CutMode, Probe, build_probes, completion_candidate, continuation_text
 
 ProbeKind = Literal["next_token", "completion", "similar"]
 PROBE_KINDS: tuple[str, ...] = ("next_token", "completion", "similar")

@@ -8,6 +8,8 @@ import html
 import re
 from typing import Literal
 
+from rapidfuzz.distance import Levenshtein
+
 SimilarityMetric = Literal["rouge_l", "edit"]
 SIMILARITY_METRICS: tuple[str, ...] = ("rouge_l", "edit")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -22,7 +24,11 @@ def units(text: str) -> list[str]:
 
 
 def lcs_length(a: list[str], b: list[str]) -> int:
-    """Length of the longest common subsequence (dynamic programming, one row at a time)."""
+    """Length of the longest common subsequence (dynamic programming, one row at a time).
+
+    Kept rather than calling ``rouge-score``: over the same units it gives identical ROUGE-L on real
+    benchmark text (tested) and runs faster, as it keeps one row of the table instead of all of it.
+    """
     if not a or not b:
         return 0
     previous = [0] * (len(b) + 1)
@@ -47,22 +53,13 @@ def rouge_l(reference: str, candidate: str) -> float:
 
 
 def levenshtein(a: str, b: str) -> int:
-    """Character edit distance (insertions, deletions, substitutions all cost 1)."""
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i]
-        for j, y in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
-    return previous[-1]
+    """Character edit distance (insertions, deletions, substitutions all cost 1), computed by rapidfuzz."""
+    return int(Levenshtein.distance(a, b))
 
 
 def edit_similarity(reference: str, candidate: str) -> float:
     """1 − edit distance / length of the longer string (1 = identical)."""
-    longest = max(len(reference), len(candidate))
-    return 1.0 if longest == 0 else 1.0 - levenshtein(reference, candidate) / longest
+    return float(Levenshtein.normalized_similarity(reference, candidate))
 
 
 def similarity(reference: str, candidate: str, metric: SimilarityMetric = "rouge_l") -> float:

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 from scipy import stats
 
-from core.errors import InputTextError
 from core.data.questions import MCQuestion, PromptLayout
-from core.mcq.shuffle import all_orders, apply_permutation
+from core.engine.generation import sequence_logprobs_shared_prefix
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.generation import sequence_logprobs_shared_prefix
+from core.errors import InputTextError
+from core.mcq.shuffle import all_orders, apply_permutation
 
 MAX_OPTIONS_FOR_ORDERS = 5
 """5 options already mean 120 orders per question; 6 would mean 720."""

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from core.errors import InputTextError
 from core.data.questions import MCQuestion, PromptLayout
 from core.engine.models import LoadedModel
 from core.engine.scoring import _tokenize_with_offsets
+from core.errors import InputTextError
 
 CutMode = Literal["chars", "words"]
 CUT_MODES: tuple[str, ...] = ("chars", "words")

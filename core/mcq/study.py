@@ -7,12 +7,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.mcq.completion import PROBE_KINDS, MCQConfig, MCQRun, Mitigation, QuestionResult, run_mcq, summary_row
 from core.data.questions import MCQuestion
-from core.mcq.permutation import PermutationResult, QuestionOrders, permutation_test
-from core.mcq.shuffle import shuffle_questions
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback, offset_progress
+from core.mcq.completion import PROBE_KINDS, MCQConfig, MCQRun, Mitigation, QuestionResult, run_mcq, summary_row
+from core.mcq.permutation import PermutationResult, QuestionOrders, permutation_test
+from core.mcq.shuffle import shuffle_questions
 
 
 @dataclass(frozen=True)

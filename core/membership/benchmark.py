@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from core.data.labelled import LabelledDataset
+from core.engine.identity import identity_digest, model_identity
+from core.engine.progress import ProgressCallback
+from core.engine.setup import ScoringSetup, resolve_setup
 from core.errors import DataError, LeakLensError
 from core.methods import Method, default_methods, score_all
 from core.methods.reference import ReferenceModel
 from core.stats.metrics import MetricResult, blind_baseline, ensemble, evaluate, roc_points
-from core.engine.progress import ProgressCallback
-from core.engine.identity import identity_digest, model_identity
-from core.engine.setup import ScoringSetup, resolve_setup
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, run_id_for, score_or_nan
 from core.store.runloop import RunRequest, run_resumable
@@ -203,7 +203,9 @@ def run_membership_benchmark(
     setup = setup or resolve_setup()
     chosen = resolve_methods(methods, reference_model)
     identities = {"model": model_identity(model_spec, setup.revision)}
-    identities.update({"reference": model_identity(m.reference.strip()) for m in chosen if isinstance(m, ReferenceModel)})
+    references = [m.reference.strip() for m in chosen if isinstance(m, ReferenceModel)]
+    if references:
+        identities["reference"] = model_identity(references[0])
     key = run_key(dataset, model_spec, chosen, max_tokens, identities["model"])
     if "reference" in identities:
         key["reference_identity"] = identity_digest(identities["reference"])
@@ -261,9 +263,9 @@ def _reference_lm(methods: Sequence[Method], loader: Callable[[str], Any]):
 
 def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], methods, max_tokens):
     """Score one batch of samples: records, auxiliary passes, every method; returns store rows."""
-    from core.membership.analysis import kgram_needed
     from core.engine.auxiliary import compute_auxiliary
     from core.engine.scoring import TruncationWarning, score_texts
+    from core.membership.analysis import kgram_needed
 
     texts = [dataset.texts[i] for i in batch]
     with warnings.catch_warnings():

@@ -9,15 +9,15 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.membership.analysis import PassageAnalysis, analyse_passages
-from core.errors import InputTextError
-from core.methods import Method, default_methods
-from core.methods.loss import Loss
-from core.engine.models import LoadedModel
 from core.data.examples import EXAMPLES
-from core.membership.summary import ReferencePoint
+from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import MAX_KGRAM, TruncationWarning
+from core.errors import InputTextError
+from core.membership.analysis import PassageAnalysis, analyse_passages
+from core.membership.summary import ReferencePoint
+from core.methods import Method, default_methods
+from core.methods.loss import Loss
 
 DEFAULT_MAX_TOKENS = 1024
 """Tokens scored per passage on the page: keeps a pasted book chapter responsive on a CPU."""

@@ -11,8 +11,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from core.errors import LeakLensError
 from core.engine.scoring import TokenRecords
+from core.errors import LeakLensError
 
 
 class MethodConfigError(LeakLensError, ValueError):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.methods.base import AuxiliaryRecords, Method
 from core.engine.scoring import TokenRecords
+from core.methods.base import AuxiliaryRecords, Method
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 from core.engine.scoring import TokenRecords
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 
 
 def lowest_fraction_mean(values: np.ndarray, percent: float) -> float:

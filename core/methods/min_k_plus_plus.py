@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.engine.scoring import TokenRecords
 from core.methods.base import AuxiliaryRecords, Method
 from core.methods.min_k import check_percent, lowest_fraction_mean
-from core.engine.scoring import TokenRecords
 
 
 def standardised_logprobs(records: TokenRecords) -> np.ndarray:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 from core.engine.scoring import TokenRecords
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 
 
 @dataclass(frozen=True)

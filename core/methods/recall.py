@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 from core.engine.scoring import TokenRecords
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 
 DEFAULT_PREFIX = (
     "The Marlow Street footbridge reopened on a grey Tuesday morning after eleven weeks of repairs. "

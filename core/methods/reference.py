@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 from core.engine.scoring import TokenRecords
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 
 DEFAULT_REFERENCE = "smollm2-135m"
 """A small, openly trained model that works offline: the natural reference for larger or fine-tuned

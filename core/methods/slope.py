@@ -21,8 +21,8 @@ from typing import Literal
 
 import numpy as np
 
-from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 from core.engine.scoring import MAX_KGRAM, TokenRecords
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 
 Values = Literal["logprob", "prob"]
 Adjust = Literal["none", "mean", "z"]

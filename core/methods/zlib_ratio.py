@@ -5,8 +5,8 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from core.methods.base import AuxiliaryRecords, Method
 from core.engine.scoring import TokenRecords
+from core.methods.base import AuxiliaryRecords, Method
 
 
 def zlib_bytes(text: str) -> int:

@@ -10,8 +10,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from core.errors import ModelLoadError
 from core.engine.progress import ProgressCallback
+from core.errors import ModelLoadError
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_EMBEDDING_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "minilm"}
@@ -55,9 +55,10 @@ def embed_texts(
     out = np.zeros((len(texts), dims), dtype=np.float32)
     for start in range(0, len(texts), batch_size):
         chunk = texts[start : start + batch_size]
-        vectors = model.encode(chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+        vectors = model.encode(
+            chunk, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+        )
         out[start : start + len(chunk)] = vectors
         if progress:
             progress(min(start + batch_size, len(texts)), len(texts))
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.where(norms == 0, 1.0, norms)
+    return out

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from core.data.tables import SkippedRow
+from core.engine.progress import ProgressCallback
 from core.errors import DataError
 from core.overlap.backends.base import IndexInfo, OverlapBackend
 from core.overlap.embeddings import DEFAULT_EMBEDDING_MODEL, embed_texts, load_embedder
 from core.overlap.sources import Document, TrainingReader, TrainingSource
-from core.engine.progress import ProgressCallback
-from core.data.tables import SkippedRow
 
 DEFAULT_NGRAM_SIZE = 8
 BATCH_SIZE = 1000

@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from core.engine.progress import ProgressCallback
 from core.errors import DataError
 from core.overlap.backends.base import IndexInfo, OverlapBackend, StoredDoc
 from core.overlap.embeddings import embed_texts
 from core.overlap.sources import EvalInstance, EvalSet
 from core.overlap.tokenize import ngrams, word_spans, word_tokens
-from core.engine.progress import ProgressCallback
 
 MODES = ("ngram", "exact", "vector")
 DEFAULT_SEARCH_SIZE = 100

@@ -22,7 +22,6 @@ from core.errors import DataError
 from core.stats.bootstrap import CI_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
 
 
-
 @dataclass(frozen=True)
 class MetricResult:
     """One score's separation of members from non-members."""

@@ -14,8 +14,8 @@ from html import escape
 
 import plotly.graph_objects as go
 
-from core.membership.benchmark import BenchmarkResult
 from core.errors import LeakLensError
+from core.membership.benchmark import BenchmarkResult
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
 
 CSV_COLUMNS = ["dataset", "model", "method", "label", "auroc", "ci_low", "ci_high", "tpr_at_1_fpr", "tpr_at_5_fpr", "n", "run_id"]

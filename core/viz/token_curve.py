@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from core.methods.slope import Values, adjusted_slope, linear_fit, slope_series
 from core.engine.scoring import MAX_KGRAM, TokenRecords
+from core.methods.slope import Values, adjusted_slope, linear_fit, slope_series
 
 CURVE_COLOURS = ("#1f5f7a", "#e4572e", "#6a994e", "#8e7dbe")
 

@@ -7,9 +7,9 @@ from core.overlap.decontaminate import decontaminate
 from core.overlap.indexing import build_index
 from core.overlap.matching import SearchSettings, search
 from core.overlap.sources import EvalInstance, EvalSet, TrainingReader, TrainingSource
+from core.overlap.tokenize import word_tokens
 from tests.overlap.brute import brute_coverage
 from tests.overlap.conftest import TEXT_INDEX, training_sources
-from core.overlap.tokenize import word_tokens
 
 
 def _expected_rows(source: TrainingSource, test_set, threshold: float, n: int = 8) -> set[int]:

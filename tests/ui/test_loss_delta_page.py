@@ -20,8 +20,8 @@ def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path
         for p in builtin_problems(limit=4).problems:
             handle.write(json.dumps({"task_id": p.task_id, "prompt": p.prompt, "solution": p.solution + "\n"}) + "\n")
     app = open_page(PAGE)
-    app.selectbox(key="ld_test_choice").set_value("LeakLens built-in set").run()
-    app.selectbox(key="ld_ref_choice").set_value("Local path or hub id").run()
+    app.selectbox(key="ld_test_example").set_value("LeakLens built-in set").run()
+    app.radio(key="ld_ref_source").set_value("Local path").run()
     app.text_input(key="ld_ref_path").input(str(reference)).run()
     app.number_input(key="ld_limit").set_value(4).run()
     assert app.multiselect(key="ld_models").value == ["tiny-random"]
@@ -43,14 +43,15 @@ def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path
 
 def test_unpaired_run_and_bad_path_error(store_path, tmp_path, open_page):
     app = open_page(PAGE)
-    app.selectbox(key="ld_test_choice").set_value("LeakLens built-in set").run()
-    app.selectbox(key="ld_ref_choice").set_value("Local path or hub id").run()
+    app.selectbox(key="ld_test_example").set_value("LeakLens built-in set").run()
+    app.radio(key="ld_ref_source").set_value("Local path").run()
     app.text_input(key="ld_ref_path").input(str(tmp_path / "nothing.jsonl")).run()
     app.button(key="ld_run").click().run()
     assert not app.exception, app.exception
     assert any("File not found" in e.value for e in app.error)
 
-    app.selectbox(key="ld_ref_choice").set_value("HumanEval (offline)").run()
+    app.radio(key="ld_ref_source").set_value("Ready example").run()
+    app.selectbox(key="ld_ref_example").set_value("HumanEval (offline)").run()
     app.number_input(key="ld_limit").set_value(3).run()
     app.button(key="ld_run").click().run()
     assert not app.exception, app.exception

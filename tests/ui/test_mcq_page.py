@@ -9,7 +9,7 @@ PAGE = "4_MCQ_memorization.py"
 
 def test_run_shows_distribution_summary_ranks_and_question_view(store_path, open_page):
     app = open_page(PAGE)
-    app.selectbox(key="mcq_dataset").set_value("MMLU sample (English)")
+    app.selectbox(key="mcq_example").set_value("MMLU sample (English)")
     app.number_input(key="mcq_limit").set_value(3)
     app.checkbox(key="mcq_perm").check()
     app.button(key="mcq_run").click().run()
@@ -25,25 +25,28 @@ def test_run_shows_distribution_summary_ranks_and_question_view(store_path, open
     assert len(app.get("plotly_chart")) == 2
     html_blocks = [h.proto.body for h in app.get("html")]
     assert any("Ground truth" in body and "mcq-probe" in body for body in html_blocks)
+    assert app.success and "3 questions measured" in app.success[0].value  # stored as it ran
     app.radio(key="mcq_which").set_value("shuffled").run()
     assert not app.exception, app.exception
-    app.button(key="mcq_save").click().run()
+    app.button(key="mcq_run").click().run()  # the identical run again: read back, nothing recomputed
     assert not app.exception, app.exception
     assert app.success and "kind mcq" in app.success[0].value
+    assert "Read from the store" in app.success[0].value
+    assert app.dataframe[1].value.equals(questions)
     runs = ResultStore(store_path).list_runs("mcq")
     assert len(runs) == 1 and runs[0].n_done == 3 and runs[0].summary["permutation"]["n_orders"] == 24
 
 
 def test_chinese_sample_and_bad_path(open_page):
     app = open_page(PAGE)
-    app.selectbox(key="mcq_dataset").set_value("Chinese exam sample (single + multi-choice)")
+    app.selectbox(key="mcq_example").set_value("Chinese exam sample (single + multi-choice)")
     app.number_input(key="mcq_limit").set_value(15)
     app.button(key="mcq_run").click().run()
     assert not app.exception, app.exception
     summary = app.dataframe[0].value
     assert summary["memorization (multi-choice)"].notna().all()
     assert {m.label: m.value for m in app.metric}["Questions"] == "15"
-    app.selectbox(key="mcq_dataset").set_value("Local path or hub id").run()
+    app.radio(key="mcq_source").set_value("Local path").run()
     app.text_input(key="mcq_path").input("/nonexistent/exam.jsonl")
     app.button(key="mcq_run").click().run()
     assert not app.exception, app.exception

@@ -42,8 +42,9 @@ def test_build_search_and_highlight(page, tmp_path):
     with corpus.test_path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps({"id": "evil", "question": evil_test}) + "\n")
 
+    page.radio(key="overlap_train_source").set_value("Local path").run()
+    page.text_input(key="overlap_train_path").input(str(corpus.plain_path))
     page.text_input(key="overlap_name").input("plain")
-    page.text_input(key="overlap_train_source").input(str(corpus.plain_path))
     _click(page, "Build index")
     assert not page.exception, page.exception
     assert any("Built plain" in s.value for s in page.success)
@@ -52,7 +53,8 @@ def test_build_search_and_highlight(page, tmp_path):
     table = page.dataframe[0].value
     assert list(table["name"]) == ["plain"] and int(table["documents"][0]) > 170
 
-    page.text_input(key="overlap_test_source").input(str(corpus.test_path))
+    page.radio(key="overlap_test_source").set_value("Local path").run()
+    page.text_input(key="overlap_test_path").input(str(corpus.test_path))
     page.text_input(key="overlap_id_field").input("id")
     page.checkbox(key="overlap_decontaminate").check()
     _click(page, "Search")
@@ -76,8 +78,9 @@ def test_build_search_and_highlight(page, tmp_path):
 
 def test_errors_are_messages(page, tmp_path):
     corpus = write_corpus(tmp_path / "data")
+    page.radio(key="overlap_train_source").set_value("Local path").run()
+    page.text_input(key="overlap_train_path").input(str(corpus.plain_path))
     page.text_input(key="overlap_name").input("bad")
-    page.text_input(key="overlap_train_source").input(str(corpus.plain_path))
     page.text_input(key="overlap_text_field").input("body")
     _click(page, "Build index")
     assert not page.exception
