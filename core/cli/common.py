@@ -38,6 +38,8 @@ def model_options(*, repeatable: bool = False) -> argparse.ArgumentParser:
                        help="auto (default: bfloat16 on cuda, float32 on cpu), float32, bfloat16, float16")
     group.add_argument("--revision", help="hub branch, tag or commit of the model (hub ids only)")
     group.add_argument("--trust-remote-code", action="store_true", help="allow custom model code from the hub")
+    group.add_argument("--start-token", help="token to score passages after (default: the documented rule; "
+                       "docs/methods.md); applies to the tested model, never to reference or base models")
     return parent
 
 
@@ -102,14 +104,24 @@ def setup_from_args(args: argparse.Namespace) -> ScoringSetup:
     return resolve_setup(args.device, args.dtype, args.revision)
 
 
+def tested_models(args: argparse.Namespace) -> list[str]:
+    return list(args.model) if isinstance(args.model, list) else [args.model]
+
+
+def start_token_for(args: argparse.Namespace, spec: str) -> str | None:
+    """``--start-token`` for the tested model(s); reference and base models keep their own rule."""
+    return args.start_token if spec in tested_models(args) else None
+
+
 def load_model_from_args(args: argparse.Namespace, spec: str | None = None):
-    """Load ``spec`` (default ``--model``) under the command's device, dtype and revision."""
+    """Load ``spec`` (default ``--model``) under the command's device, dtype, revision and start token."""
     from core.engine.models import load_model
 
+    spec = spec or args.model
     setup = setup_from_args(args)
     return load_model(
-        spec or args.model, device=setup.device, dtype=setup.torch_dtype, revision=setup.revision,
-        trust_remote_code=args.trust_remote_code,
+        spec, device=setup.device, dtype=setup.torch_dtype, revision=setup.revision,
+        trust_remote_code=args.trust_remote_code, start_token=start_token_for(args, spec),
     )
 
 
@@ -146,10 +158,16 @@ def command_provenance(
 ) -> dict[str, Any]:
     """Provenance for this invocation: versions, setup, the identity of each model role, the options."""
     from core.engine.identity import model_identity
+    from core.engine.models import planned_start_token
     from core.store.provenance import build_provenance
 
     setup = setup_from_args(args) if uses_model else None
-    identities = {role: model_identity(spec, setup.revision if setup else None) for role, spec in (models or {}).items()}
+    revision = setup.revision if setup else None
+    identities = {
+        role: {**model_identity(spec, revision),
+               "start_token": planned_start_token(spec, override=start_token_for(args, spec), revision=revision)}
+        for role, spec in (models or {}).items()
+    }
     return build_provenance(
         command=command, options=recorded_options(args), models=identities,
         setup=setup.to_dict() if setup else None,

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             test, ref, requests,
             load=lambda spec: load_model_from_args(args, spec),
             pairing=args.pairing, store=store, n_resamples=args.resamples, seed=args.seed, progress=bar,
-            setup=setup.to_dict(), provenance=provenance,
+            setup=setup.to_dict(), provenance=provenance, start_token=args.start_token,
         )
     elapsed = time.perf_counter() - started
     for w in caught:

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         report, run_info, n_computed = run_stored_benchmark(
             dataset.questions, config, load=load, store=store, model=args.model, benchmark=dataset.source,
             shuffle_seed=args.shuffle_seed, permutation=args.permutation_test, progress=progress,
-            setup=setup.to_dict(), provenance=provenance,
+            setup=setup.to_dict(), provenance=provenance, start_token=args.start_token,
         )
     elapsed = time.perf_counter() - started
     if args.export_shuffled:

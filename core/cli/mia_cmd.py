@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
             load_model=lambda spec: load_model_from_args(args, spec),
             setup=setup,
             options=recorded_options(args),
+            start_token=args.start_token,
         )
         run_info = store.get_run(result.run_id)
         store_path = "none (--no-store)" if args.no_store else str(store.path)

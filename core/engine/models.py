@@ -25,6 +25,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 
 from core.config import cache_subdir
 from core.engine.setup import DTYPES
+from core.engine.start_token import START_TOKEN_RULE, choose_start_token, token_id_of
 from core.errors import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class BundledModel:
     package: str
     """Import name of the package holding the weights (located, never imported)."""
     start_token: str
-    """Token that starts a plain passage (not the chat template's ``bos``)."""
+    """Token that starts a plain passage (not the chat template's ``bos``); what the rule picks, tested."""
     gguf_locator: Callable[[Path], Path]
     """Given the package directory, return the GGUF file path (may assemble it into a temp file)."""
 
@@ -111,8 +112,16 @@ class LoadedModel:
         pad = self.tokenizer.pad_token_id
         return int(pad) if pad is not None else self.start_token_id
 
+    @property
+    def start_token(self) -> str:
+        return str(self.tokenizer.convert_ids_to_tokens(self.start_token_id))
+
     def describe(self) -> str:
-        return f"{self.spec} · {self.n_parameters / 1e6:.0f}M params · {self.device.type} · {str(self.dtype).removeprefix('torch.')}"
+        dtype = str(self.dtype).removeprefix("torch.")
+        return (
+            f"{self.spec} · {self.n_parameters / 1e6:.0f}M params · {self.device.type} · {dtype} · "
+            f"start token {self.start_token}"
+        )
 
 
 def available_bundled_models() -> list[str]:
@@ -135,11 +144,13 @@ def load_model(
     dtype: torch.dtype | str | None = None,
     revision: str | None = None,
     trust_remote_code: bool = False,
+    start_token: str | None = None,
 ) -> LoadedModel:
     """Resolve ``spec`` and load it for inference. Raises ``ModelLoadError`` with what was tried.
 
     ``revision`` (a branch, tag or commit) applies to hub ids only. ``dtype`` may be a name
-    (``float32``, ``bfloat16``, ``float16``).
+    (``float32``, ``bfloat16``, ``float16``). ``start_token`` overrides the start-token rule
+    (``core.engine.start_token``).
     """
     spec = (spec or "").strip()
     if not spec:
@@ -157,15 +168,12 @@ def load_model(
 
     if spec == TINY_RANDOM:
         tokenizer, model = _tiny_random()
-        start = _token_id(tokenizer, BUNDLED_MODELS["smollm2-135m"].start_token)
     elif spec in BUNDLED_MODELS:
-        bundled = BUNDLED_MODELS[spec]
-        directory = ensure_bundled_converted(bundled)
+        directory = ensure_bundled_converted(BUNDLED_MODELS[spec])
         tokenizer, model = _from_pretrained(str(directory), dt, trust_remote_code, spec)
-        start = _token_id(tokenizer, bundled.start_token)
     else:
         tokenizer, model = _from_local_or_hub(spec, dt, trust_remote_code, revision)
-        start = _default_start_token(tokenizer, spec)
+    start = token_id_of(tokenizer, choose_start_token(tokenizer, spec, start_token), spec)
 
     model = model.to(device=dev, dtype=dt).eval()
     return LoadedModel(
@@ -184,7 +192,7 @@ def wrap_model(
 ) -> LoadedModel:
     """Wrap an already-built model (e.g. one fine-tuned in memory) so the engine can score with it."""
     param = next(model.parameters())
-    start = start_token_id if start_token_id is not None else _default_start_token(tokenizer, spec)
+    start = start_token_id if start_token_id is not None else _rule_start_id(tokenizer, spec)
     return LoadedModel(
         spec=spec,
         tokenizer=tokenizer,
@@ -336,20 +344,32 @@ def _tiny_random():
     return tokenizer, tiny_random_model(tokenizer)
 
 
-def _token_id(tokenizer: PreTrainedTokenizerBase, token: str) -> int:
-    token_id = tokenizer.convert_tokens_to_ids(token)
-    if token_id is None or (token_id == tokenizer.unk_token_id and token != tokenizer.unk_token):
-        raise ModelLoadError(f"The tokenizer has no start token '{token}'.")
-    return int(token_id)
+def _rule_start_id(tokenizer: PreTrainedTokenizerBase, spec: str) -> int:
+    return token_id_of(tokenizer, choose_start_token(tokenizer, spec), spec)
 
 
-def _default_start_token(tokenizer: PreTrainedTokenizerBase, spec: str) -> int:
-    for candidate in (tokenizer.bos_token_id, tokenizer.eos_token_id):
-        if candidate is not None:
-            return int(candidate)
-    raise ModelLoadError(
-        f"Model '{spec}' defines neither a bos nor an eos token, so passages cannot be given a start token."
-    )
+def planned_start_token(spec: str, *, override: str | None = None, revision: str | None = None) -> str:
+    """The start token ``load_model`` will use, known before loading the weights (for run keys).
+
+    Bundled models use their declared token (the rule's answer, tested); a local folder's or a cached hub
+    model's tokenizer is read offline and the rule applied. When no tokenizer can be read without a
+    download, the answer is ``auto (rule N)``: the rule is fixed and the weights' identity, also in the
+    run key, fixes the tokenizer.
+    """
+    if override:
+        return override
+    spec = spec.strip()
+    if spec == TINY_RANDOM:
+        return BUNDLED_MODELS["smollm2-135m"].start_token
+    if spec in BUNDLED_MODELS:
+        return BUNDLED_MODELS[spec].start_token
+    try:
+        extra = {"revision": revision} if revision else {}
+        tokenizer = AutoTokenizer.from_pretrained(str(Path(spec).expanduser()) if Path(spec).expanduser().is_dir()
+                                                  else spec, local_files_only=True, **extra)
+        return choose_start_token(tokenizer, spec)
+    except (OSError, ValueError, KeyError, ModelLoadError):
+        return f"auto (rule {START_TOKEN_RULE})"
 
 
 def _max_context(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> int:

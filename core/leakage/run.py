@@ -56,6 +56,7 @@ def run_leakage_test(
     progress: ProgressCallback | None = None,
     setup: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
+    start_token: str | None = None,
 ) -> LeakageReport:
     """Score every distinct model (base models once, however many models share them) and build the report.
 
@@ -63,6 +64,8 @@ def run_leakage_test(
     lookup of in-memory models); each model is scored on both sets before the next one is loaded. With a
     ``store``, losses already stored for a model and problem set are read back, and a model is loaded only
     when something is left to score; ``setup`` and ``provenance`` are recorded with each stored run.
+    ``start_token`` (an override of the start-token rule) keys the tested models' runs; base models keep
+    their own rule, and ``load`` is expected to load them that way.
     """
     if not requests:
         raise DataError("Choose at least one model to test.")
@@ -70,6 +73,7 @@ def run_leakage_test(
     specs = distinct_specs(requests)
     per_model = len(sets.test) + len(sets.ref)
     total = per_model * len(specs)
+    tested = {req.model for req in requests}
     losses: dict[str, ModelLosses] = {}
     for index, spec in enumerate(specs):
         step = offset_progress(progress, index * per_model, total)
@@ -77,7 +81,8 @@ def run_leakage_test(
             measured = measure_model(load(spec), sets, token_budget=token_budget, progress=step)
             losses[spec] = ModelLosses(spec, measured.test, measured.ref)
         else:
-            losses[spec] = _measure_stored(spec, sets, load, store, token_budget, step, setup, provenance)
+            override = start_token if spec in tested else None
+            losses[spec] = _measure_stored(spec, sets, load, store, token_budget, step, setup, provenance, override)
     return build_leakage_report(sets, requests, losses, n_resamples=n_resamples, seed=seed)
 
 
@@ -90,6 +95,7 @@ def _measure_stored(
     progress: ProgressCallback | None,
     setup: Mapping[str, Any] | None,
     provenance: Mapping[str, Any] | None,
+    start_token: str | None,
 ) -> ModelLosses:
     loaded: list[LoadedModel] = []
 
@@ -100,7 +106,7 @@ def _measure_stored(
 
     n_test, total = len(sets.test), len(sets.test) + len(sets.ref)
     common = {"get_model": get_model, "store": store, "token_budget": token_budget, "setup": setup,
-              "provenance": provenance}
+              "provenance": provenance, "start_token": start_token}
     test = stored_set_losses(spec, sets.test, role="test", progress=offset_progress(progress, 0, total), **common)
     ref = stored_set_losses(
         spec, sets.ref, role="reference", progress=offset_progress(progress, n_test, total), **common

@@ -8,18 +8,19 @@ once, and an interrupted run resumes batch by batch (through the one run loop, `
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.data.problems import ProblemSet
 from core.engine.identity import identity_digest, model_identity
-from core.engine.models import LoadedModel
+from core.engine.models import LoadedModel, planned_start_token
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET
 from core.leakage.losses import ProblemLoss, solution_losses
 from core.store.fingerprint import fingerprint_rows
 from core.store.results import ResultStore, SampleRow
-from core.store.runloop import RunRequest, run_resumable
+from core.store.runloop import RunRequest, run_resumable, weights_changed_note
 
 KIND = "delta"
 DEFAULT_BATCH_SIZE = 16
@@ -31,11 +32,14 @@ def problem_set_fingerprint(problems: ProblemSet) -> str:
     return fingerprint_rows((p.task_id, p.prompt, p.solution) for p in problems.problems)
 
 
-def problem_run_key(spec: str, problems: ProblemSet, revision: str | None = None) -> dict[str, Any]:
-    """The store key of one model's losses on one problem set: the same weights and problems, the same run."""
+def problem_run_key(
+    spec: str, problems: ProblemSet, revision: str | None = None, start_token: str | None = None
+) -> dict[str, Any]:
+    """The store key of one model's losses on one problem set: the same weights, start token and problems."""
     return {
         "model": spec,
         "model_identity": identity_digest(model_identity(spec, revision)),
+        "start_token": planned_start_token(spec, override=start_token, revision=revision),
         "problems": problem_set_fingerprint(problems),
     }
 
@@ -52,6 +56,7 @@ def stored_set_losses(
     progress: ProgressCallback | None = None,
     setup: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
+    start_token: str | None = None,
 ) -> tuple[ProblemLoss, ...]:
     """Losses of ``spec`` on ``problems``, read from the store where present and scored (and stored) otherwise.
 
@@ -59,7 +64,7 @@ def stored_set_losses(
     is checked against a stored run's before anything is added to it.
     """
     revision = (setup or {}).get("revision")
-    key = problem_run_key(spec, problems, revision)
+    key = problem_run_key(spec, problems, revision, start_token)
     meta = {
         "dataset": problems.name,
         "model": spec,
@@ -84,6 +89,8 @@ def stored_set_losses(
         store, RunRequest(KIND, key, meta, setup), problems.ids, score_batch, summarise,
         batch_size=batch_size, progress=progress, report_start=False,
     )
+    if outcome.superseded:
+        warnings.warn(weights_changed_note(spec, outcome.superseded), stacklevel=2)
     by_id = {s.sample_id: s for s in outcome.samples}
     return tuple(
         ProblemLoss(p.task_id, float(by_id[p.task_id].scores[LOSS_KEY]), int(by_id[p.task_id].summary["n_tokens"]))

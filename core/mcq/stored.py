@@ -15,7 +15,7 @@ from typing import Any
 
 from core.data.questions import MCQuestion
 from core.engine.identity import identity_digest, model_identity
-from core.engine.models import LoadedModel
+from core.engine.models import LoadedModel, planned_start_token
 from core.engine.progress import ProgressCallback
 from core.mcq.completion import MCQConfig, ProbeResult, QuestionResult
 from core.mcq.permutation import QuestionOrders
@@ -41,12 +41,13 @@ def benchmark_fingerprint(questions: Sequence[MCQuestion]) -> str:
 
 def mcq_run_key(
     model: str, questions: Sequence[MCQuestion], config: MCQConfig, *, shuffle_seed: int, permutation: bool,
-    revision: str | None = None,
+    revision: str | None = None, start_token: str | None = None,
 ) -> dict[str, Any]:
-    """What identifies an MCQ run: model weights, benchmark content and every probe setting."""
+    """What identifies an MCQ run: model weights and start token, benchmark content, every probe setting."""
     return {
         "model": model,
         "model_identity": identity_digest(model_identity(model, revision)),
+        "start_token": planned_start_token(model, override=start_token, revision=revision),
         "benchmark": benchmark_fingerprint(questions),
         "cut": config.cut,
         "metric": config.metric,
@@ -71,6 +72,7 @@ def run_stored_benchmark(
     progress: ProgressCallback | None = None,
     setup: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
+    start_token: str | None = None,
 ) -> tuple[MCQReport, RunInfo, int]:
     """The study through the store: (report, finished run, questions measured by this call).
 
@@ -78,7 +80,7 @@ def run_stored_benchmark(
     """
     shuffled = shuffle_questions(questions, shuffle_seed)
     key = mcq_run_key(model, questions, config, shuffle_seed=shuffle_seed, permutation=permutation,
-                      revision=(setup or {}).get("revision"))
+                      revision=(setup or {}).get("revision"), start_token=start_token)
     meta: dict[str, Any] = {"dataset": benchmark, "model": model, "n_total": len(questions), "task": "mcq-memorization"}
     if provenance is not None:
         meta["provenance"] = dict(provenance)

@@ -19,6 +19,7 @@ from typing import Any
 
 from core.data.labelled import LabelledDataset
 from core.engine.identity import identity_digest, model_identity
+from core.engine.models import planned_start_token
 from core.engine.progress import ProgressCallback
 from core.engine.setup import ScoringSetup, resolve_setup
 from core.errors import DataError, LeakLensError
@@ -27,7 +28,7 @@ from core.methods.reference import ReferenceModel
 from core.stats.metrics import MetricResult, blind_baseline, ensemble, evaluate, roc_points
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, run_id_for, score_or_nan
-from core.store.runloop import RunRequest, run_resumable
+from core.store.runloop import RunRequest, run_resumable, weights_changed_note
 
 KIND = "mia"
 """Store kind of membership benchmark runs."""
@@ -147,6 +148,7 @@ def run_key(
     methods: Sequence[Method],
     max_tokens: int | None,
     model_identity: Mapping[str, Any] | None = None,
+    start_token: str | None = None,
 ) -> dict:
     """What identifies a run in the store: the same data, model weights, methods and options give the same run."""
     key: dict[str, Any] = {
@@ -157,6 +159,8 @@ def run_key(
     }
     if model_identity is not None:
         key["model_identity"] = identity_digest(dict(model_identity))
+    if start_token is not None:
+        key["start_token"] = start_token
     if max_tokens is not None:
         key["max_tokens"] = int(max_tokens)
     return key
@@ -188,12 +192,14 @@ def run_membership_benchmark(
     load_model: Callable[[str], Any] | None = None,
     setup: ScoringSetup | None = None,
     options: Mapping[str, Any] | None = None,
+    start_token: str | None = None,
 ) -> BenchmarkResult:
     """Score ``dataset`` under ``model_spec`` with ``methods``, resuming from and writing to ``store``.
 
     ``load_model(spec)`` is called only when samples remain to be scored (pages pass their cached loader);
     it must load under ``setup`` (default: this machine's automatic choice). ``progress(done, total)``
     counts samples, including those already stored. ``options`` are recorded in the run's provenance.
+    ``start_token`` overrides the start-token rule for the target model (the reference model keeps its own).
     """
     model_spec = (model_spec or "").strip()
     if not model_spec:
@@ -202,11 +208,12 @@ def run_membership_benchmark(
     store = store or ResultStore()
     setup = setup or resolve_setup()
     chosen = resolve_methods(methods, reference_model)
-    identities = {"model": model_identity(model_spec, setup.revision)}
+    planned = planned_start_token(model_spec, override=start_token, revision=setup.revision)
+    identities = {"model": {**model_identity(model_spec, setup.revision), "start_token": planned}}
     references = [m.reference.strip() for m in chosen if isinstance(m, ReferenceModel)]
     if references:
-        identities["reference"] = model_identity(references[0])
-    key = run_key(dataset, model_spec, chosen, max_tokens, identities["model"])
+        identities["reference"] = {**model_identity(references[0]), "start_token": planned_start_token(references[0])}
+    key = run_key(dataset, model_spec, chosen, max_tokens, identities["model"], planned)
     if "reference" in identities:
         key["reference_identity"] = identity_digest(identities["reference"])
     meta = {
@@ -225,7 +232,7 @@ def run_membership_benchmark(
             command="mia", options=dict(options or {}), models=identities, setup=setup.to_dict()
         ),
     }
-    loader = load_model or (lambda spec: _default_loader(spec, setup))
+    loader = load_model or (lambda spec: _default_loader(spec, setup, start_token, model_spec))
     models: dict[str, Any] = {}
     truncated = [0]
 
@@ -244,14 +251,18 @@ def run_membership_benchmark(
     outcome = run_resumable(store, request, dataset.ids, score_batch, summarise, batch_size=batch_size,
                             progress=progress)
     result = result_from_store(store, outcome.run, order=dataset.ids)
+    notes = list(result.notes)
+    if outcome.superseded:
+        notes.insert(0, weights_changed_note(model_spec, outcome.superseded))
     return _replace(result, n_computed=outcome.n_computed, n_truncated=truncated[0],
-                    elapsed_s=time.perf_counter() - started)
+                    elapsed_s=time.perf_counter() - started, notes=notes)
 
 
-def _default_loader(spec: str, setup: ScoringSetup):
+def _default_loader(spec: str, setup: ScoringSetup, start_token: str | None, target: str):
     from core.engine.models import load_model
 
-    return load_model(spec, device=setup.device, dtype=setup.torch_dtype, revision=setup.revision)
+    return load_model(spec, device=setup.device, dtype=setup.torch_dtype, revision=setup.revision,
+                      start_token=start_token if spec == target else None)
 
 
 def _reference_lm(methods: Sequence[Method], loader: Callable[[str], Any]):

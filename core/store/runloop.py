@@ -17,6 +17,8 @@ from core.errors import LeakLensError
 from core.store.results import ResultStore, RunInfo, SampleRow
 
 SETUP_FIELDS = ("device", "dtype", "revision")
+IDENTITY_FIELDS = ("model_identity", "reference_identity")
+"""Key entries naming which weights computed a run: a run differing only there belongs to other weights."""
 
 
 class SetupMismatchError(LeakLensError):
@@ -43,6 +45,8 @@ class RunOutcome:
     """Every stored sample, in the order first written."""
     n_computed: int
     """Samples scored by this call (0 when all came from the store)."""
+    superseded: list[RunInfo] = field(default_factory=list)
+    """Stored runs identical to this one but for the model weights: kept, listed, never reused."""
 
 
 def check_setup(run: RunInfo, setup: Mapping[str, Any] | None) -> None:
@@ -92,6 +96,7 @@ def run_resumable(
     existing = store.find_run(request.kind, request.key)
     if existing is not None:
         check_setup(existing, request.setup)
+    superseded = [] if existing is not None else runs_of_other_weights(store, request.kind, request.key)
     meta = dict(request.meta)
     if request.setup is not None:
         meta["setup"] = dict(request.setup)
@@ -99,7 +104,7 @@ def run_resumable(
     if run.finished:
         if progress is not None:
             progress(total, total)
-        return RunOutcome(run, store.load_samples(run.run_id), 0)
+        return RunOutcome(run, store.load_samples(run.run_id), 0, superseded)
     done_ids = store.done_sample_ids(run.run_id)
     todo = [i for i, sample_id in enumerate(sample_ids) if sample_id not in done_ids]
     n_done = total - len(todo)
@@ -117,4 +122,25 @@ def run_resumable(
     except BaseException:
         store.mark_interrupted(run.run_id)
         raise
-    return RunOutcome(store.finish_run(run.run_id, summary), samples, len(todo))
+    return RunOutcome(store.finish_run(run.run_id, summary), samples, len(todo), superseded)
+
+
+def runs_of_other_weights(store: ResultStore, kind: str, key: Mapping[str, Any]) -> list[RunInfo]:
+    """Stored runs whose key matches ``key`` in everything but the model weights' identity."""
+    def rest(k: Mapping[str, Any]) -> dict[str, Any]:
+        return {name: value for name, value in k.items() if name not in IDENTITY_FIELDS}
+
+    wanted = rest(key)
+    return [
+        run for run in store.list_runs(kind)
+        if rest(run.key) == wanted and any(run.key.get(f) != key.get(f) for f in IDENTITY_FIELDS)
+    ]
+
+
+def weights_changed_note(model: str, superseded: Sequence[RunInfo]) -> str:
+    """The line a user sees when a model's weights changed since it was last run on the same data."""
+    ids = ", ".join(run.run_id for run in superseded)
+    return (
+        f"The weights behind '{model}' changed since stored run {ids}: scored again with the current weights "
+        "(the earlier run stays listed under the old weights)."
+    )
