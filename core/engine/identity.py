@@ -119,3 +119,14 @@ def _save_hash_cache(cache: dict[str, dict[str, Any]]) -> None:
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
+
+
+def model_key(spec: str, *, revision: str | None = None, start_token: str | None = None) -> dict[str, str]:
+    """The part of a run key that says which model scored: spec, weights' identity and start token."""
+    from core.engine.models import planned_start_token
+
+    return {
+        "model": spec,
+        "model_identity": identity_digest(model_identity(spec, revision)),
+        "start_token": planned_start_token(spec, override=start_token, revision=revision),
+    }

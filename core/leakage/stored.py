@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.data.problems import ProblemSet
-from core.engine.identity import identity_digest, model_identity
-from core.engine.models import LoadedModel, planned_start_token
+from core.engine.identity import model_identity, model_key
+from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET
 from core.leakage.losses import ProblemLoss, solution_losses
@@ -36,12 +36,8 @@ def problem_run_key(
     spec: str, problems: ProblemSet, revision: str | None = None, start_token: str | None = None
 ) -> dict[str, Any]:
     """The store key of one model's losses on one problem set: the same weights, start token and problems."""
-    return {
-        "model": spec,
-        "model_identity": identity_digest(model_identity(spec, revision)),
-        "start_token": planned_start_token(spec, override=start_token, revision=revision),
-        "problems": problem_set_fingerprint(problems),
-    }
+    key = model_key(spec, revision=revision, start_token=start_token)
+    return {**key, "problems": problem_set_fingerprint(problems)}
 
 
 def stored_set_losses(

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from core.data.questions import MCQuestion
-from core.engine.identity import identity_digest, model_identity
-from core.engine.models import LoadedModel, planned_start_token
+from core.engine.identity import model_key
+from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.mcq.completion import MCQConfig, ProbeResult, QuestionResult
 from core.mcq.permutation import QuestionOrders
@@ -45,9 +45,7 @@ def mcq_run_key(
 ) -> dict[str, Any]:
     """What identifies an MCQ run: model weights and start token, benchmark content, every probe setting."""
     return {
-        "model": model,
-        "model_identity": identity_digest(model_identity(model, revision)),
-        "start_token": planned_start_token(model, override=start_token, revision=revision),
+        **model_key(model, revision=revision, start_token=start_token),
         "benchmark": benchmark_fingerprint(questions),
         "cut": config.cut,
         "metric": config.metric,
