@@ -26,10 +26,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from scoring import machine  # noqa: E402
 
-from core.engine.generation import sequence_logprobs, sequence_logprobs_shared_prefix, shared_prefix_length  # noqa: E402
 from core.data.questions import PromptLayout, load_mcq  # noqa: E402
-from core.mcq.permutation import QuestionOrders, order_texts  # noqa: E402
+from core.engine.generation import sequence_logprobs, sequence_logprobs_shared_prefix, shared_prefix_length  # noqa: E402
 from core.engine.models import load_model  # noqa: E402
+from core.mcq.permutation import QuestionOrders, order_texts  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "mmlu_sample.jsonl"
 
@@ -46,7 +46,10 @@ def main() -> None:
     timings = {"full": 0.0, "shared_prefix": 0.0}
     max_diff, rank_agree, tokens, shared_tokens = 0.0, 0, 0, 0
     for i, question in enumerate(questions):
-        seqs = [[lm.start_token_id] + tok(t, add_special_tokens=False)["input_ids"] for t in order_texts(question, PromptLayout())]
+        seqs = [
+            [lm.start_token_id] + tok(t, add_special_tokens=False)["input_ids"]
+            for t in order_texts(question, PromptLayout())
+        ]
         tokens += sum(len(s) for s in seqs)
         shared_tokens += shared_prefix_length(seqs) * len(seqs)
         paths = [("full", sequence_logprobs), ("shared_prefix", sequence_logprobs_shared_prefix)]
@@ -58,7 +61,10 @@ def main() -> None:
         max_diff = max(max_diff, max(abs(a - b) for a, b in zip(results["full"], results["shared_prefix"])))
         ranks = [QuestionOrders(index=question.index, logprobs=tuple(results[n])).rank for n in timings]
         rank_agree += ranks[0] == ranks[1]
-        print(f"question {i + 1}/{len(questions)}: full {timings['full']:.1f} s, shared {timings['shared_prefix']:.1f} s")
+        print(
+            f"question {i + 1}/{len(questions)}: full {timings['full']:.1f} s, "
+            f"shared {timings['shared_prefix']:.1f} s"
+        )
     report = {
         "benchmark": "mcq_orders",
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -19,7 +19,7 @@ import os
 import platform
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +28,12 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from core.data.tables import load_rows  # noqa: E402
+from core.engine.batching import length_batches  # noqa: E402
+from core.engine.models import LoadedModel, load_model  # noqa: E402
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, encode_texts, score_texts  # noqa: E402
 from core.membership.analysis import analyse_passages  # noqa: E402
 from core.methods import Method, default_methods  # noqa: E402
-from core.engine.models import LoadedModel, load_model  # noqa: E402
-from core.engine.batching import length_batches  # noqa: E402
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, encode_texts, score_texts  # noqa: E402
-from core.data.tables import load_rows  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "wikimia_length128.parquet"
 MATMUL_SHAPES = [(2048, 576, 1536), (2048, 1536, 576), (2048, 576, 576), (1024, 576, 49152)]
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     naive_rate = sub_tokens / t_sub_naive
     result = {
         "benchmark": "scoring",
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": info,
         "model": lm.describe(),
         "n_parameters": lm.n_parameters,
@@ -207,7 +207,12 @@ def main(argv: list[str] | None = None) -> int:
             "flops": bare_flops,
             "fraction_of_matmul_peak": bare_flops / peak,
         },
-        "engine_all_detectors": {"passages": len(texts), "tokens": n_tokens, "seconds": t_full, "tokens_per_s": engine_rate},
+        "engine_all_detectors": {
+            "passages": len(texts),
+            "tokens": n_tokens,
+            "seconds": t_full,
+            "tokens_per_s": engine_rate,
+        },
         "side_by_side_subset": {
             "passages": len(subset),
             "tokens": sub_tokens,
@@ -221,9 +226,15 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_at_end": os.getloadavg()[0],
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"scoring-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}.json"
+    path = args.out / f"scoring-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("engine_forward", "model_forward_on_engine_batches", "side_by_side_subset", "speedup_all_passages_vs_naive")}, indent=2))
+    shown = (
+        "engine_forward",
+        "model_forward_on_engine_batches",
+        "side_by_side_subset",
+        "speedup_all_passages_vs_naive",
+    )
+    print(json.dumps({k: result[k] for k in shown}, indent=2))
     print(f"written to {path}")
     return 0
 

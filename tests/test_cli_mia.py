@@ -17,8 +17,10 @@ DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 def test_mia_prints_table_writes_json_and_reuses_store(tmp_path, capsys, tiny_lm):
     store_path = tmp_path / "results.sqlite"
     out = tmp_path / "out" / "results.json"
-    args = ["mia", "--dataset", str(DATA / "booktection_sample.csv"), "--model", "tiny-random", "--limit", "12", "--sample",
-            "--methods", "loss", "zlib", "--store", str(store_path), "--out", str(out)]
+    args = [
+        "mia", "--dataset", str(DATA / "booktection_sample.csv"), "--model", "tiny-random", "--limit", "12",
+        "--sample", "--methods", "loss", "zlib", "--store", str(store_path), "--out", str(out),
+    ]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "text column 'Example_A', label column 'Label'" in printed  # DE-COP format detected

@@ -214,7 +214,8 @@ def test_reference_flags_for_length_and_suspiciously_low_delta():
     # 5 models: on T/0 all five have Δ_i < -0.2 (flag); on T/2 four of five (80%, not more: no flag).
     losses = []
     for m in range(5):
-        losses.append(_losses(f"m{m}", dict.fromkeys(ids, 1.0), {"T/0": 1.5, "T/1": 1.0, "T/2": 1.5 if m < 4 else 1.1, "T/3": 1.0}))
+        ref_losses = {"T/0": 1.5, "T/1": 1.0, "T/2": 1.5 if m < 4 else 1.1, "T/3": 1.0}
+        losses.append(_losses(f"m{m}", dict.fromkeys(ids, 1.0), ref_losses))
     flagged = {f.task_id: f for f in flag_reference_problems(sets, losses)}
     assert set(flagged) == {"T/0", "T/1", "T/3"}
     assert flagged["T/0"].low_delta_share == 1.0 and flagged["T/0"].length_ratio == pytest.approx(1.0)
@@ -251,10 +252,14 @@ def test_report_with_base_model_gives_delta_squared():
     payload = report.to_dict()
     assert payload["paired"] is True and payload["significance_test"] == "wilcoxon signed-rank"
     row = payload["models"][0]
-    assert set(row) >= {"model", "base_model", "l_test", "l_ref", "delta", "delta_ci", "p_value", "delta_base", "delta2"}
+    assert set(row) >= {
+        "model", "base_model", "l_test", "l_ref", "delta", "delta_ci", "p_value", "delta_base", "delta2"
+    }
     assert row["delta_base"] == pytest.approx(-0.1) and row["delta2"] == pytest.approx(-0.3)
     assert {"task_id": "T/1", "model": "sft", "loss_test": 0.6, "loss_ref": 0.8} in payload["problems"]
-    assert report.delta_table()[0] == {"Model": "sft", "L_test": pytest.approx(0.5), "L_ref": pytest.approx(0.9), "Δ": pytest.approx(-0.4)}
+    assert report.delta_table()[0] == {
+        "Model": "sft", "L_test": pytest.approx(0.5), "L_ref": pytest.approx(0.9), "Δ": pytest.approx(-0.4)
+    }
     assert [r["Model"] for r in report.delta2_table()] == ["sft"]
     assert report.delta2_table()[0]["Δ²"] == pytest.approx(-0.3)
 
@@ -303,7 +308,9 @@ def test_unreachable_shadow_set_is_a_clear_error():
 
 def test_problem_files_with_column_mapping(tmp_path):
     path = tmp_path / "mine.csv"
-    path.write_text('qid,question,answer\nq1,"def a():\n","    return 1\n"\nq2,"def b():\n",\nq3,"def c():\n","    pass\n"\n')
+    path.write_text(
+        'qid,question,answer\nq1,"def a():\n","    return 1\n"\nq2,"def b():\n",\nq3,"def c():\n","    pass\n"\n'
+    )
     problems = load_problem_set(str(path), id_column="qid")
     assert problems.ids == ["q1", "q3"] and problems.has_ids
     assert problems.problems[0].solution == "    return 1\n"

@@ -89,7 +89,8 @@ def test_cli_delta_json(tmp_path, capsys):
     assert row["delta_ci"][0] <= row["delta"] <= row["delta_ci"][1]
     assert row["delta2"] == pytest.approx(0.0) and row["test"] == "mann-whitney u"
     assert payload["paired"] is False
-    assert {p["task_id"] for p in payload["problems"]} == {f"LeakLens/{i}" for i in range(4)} | {f"mine/{i}" for i in range(4)}
+    expected = {f"LeakLens/{i}" for i in range(4)} | {f"mine/{i}" for i in range(4)}
+    assert {p["task_id"] for p in payload["problems"]} == expected
     assert isinstance(payload["flagged_reference"], list)
     assert len(ResultStore(store).list_runs(KIND)) == 2
 

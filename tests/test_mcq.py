@@ -254,7 +254,9 @@ def test_batched_generation_equals_unbatched(tiny_lm):
 
 def test_sequence_logprobs_match_a_slow_sum(tiny_lm):
     tok = tiny_lm.tokenizer
-    seqs = [[tiny_lm.start_token_id] + tok(t, add_special_tokens=False)["input_ids"] for t in ("a b c", "hello there world")]
+    seqs = [
+        [tiny_lm.start_token_id] + tok(t, add_special_tokens=False)["input_ids"] for t in ("a b c", "hello there world")
+    ]
     totals = sequence_logprobs(tiny_lm, seqs)
     for seq, total in zip(seqs, totals):
         with torch.inference_mode():

@@ -40,14 +40,19 @@ def test_chinese_sample_end_to_end_json(capsys, tmp_path, monkeypatch):
         assert [scores.count(k) for k in range(5)] == payload["original"][kind]["distribution"]
         shuffled = [row[f"{kind}_shuffled"] for row in payload["questions"]]
         assert [shuffled.count(k) for k in range(5)] == payload["shuffled"][kind]["distribution"]
-    assert payload["mitigation"]["completion"] == payload["original"]["completion"]["mean"] - payload["shuffled"]["completion"]["mean"]
+    assert (
+        payload["mitigation"]["completion"]
+        == payload["original"]["completion"]["mean"] - payload["shuffled"]["completion"]["mean"]
+    )
     exported = load_mcq(str(export)).questions
     expected = shuffle_questions(load_mcq(str(DATA / "chinese_mcq_sample.jsonl")).questions, seed=5)
     assert [q.options for q in exported] == [q.options for q in expected]
 
 
 def test_permutation_json_and_table_output(capsys):
-    args = ["mcq", "--dataset", str(DATA / "mmlu_sample.jsonl"), "--model", "tiny-random", "--limit", "2", "--cut", "words"]
+    args = [
+        "mcq", "--dataset", str(DATA / "mmlu_sample.jsonl"), "--model", "tiny-random", "--limit", "2", "--cut", "words"
+    ]
     assert main([*args, "--permutation-test", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     perm = payload["permutation"]

@@ -18,7 +18,9 @@ def test_save_report_round_trip(tiny_lm, tmp_path):
     store = ResultStore(tmp_path / "results.sqlite")
     run = save_report(store, report, model="tiny-random", benchmark="mmlu_sample")
     assert run.finished and run.kind == KIND and run.n_done == 2
-    assert run.summary["original"]["completion"]["distribution"] == list(report.original.summary("completion").distribution)
+    assert run.summary["original"]["completion"]["distribution"] == list(
+        report.original.summary("completion").distribution
+    )
     assert run.summary["permutation"] is None and "questions" not in run.summary
     samples = {s.sample_id: s for s in store.load_samples(run.run_id)}
     for result, shuffled in zip(report.original.results, report.shuffled.results):

@@ -33,7 +33,9 @@ def model_options(*, repeatable: bool = False) -> argparse.ArgumentParser:
         group.add_argument("--model", action="append", required=True, help=MODEL_HELP + "; repeat for several")
     else:
         group.add_argument("--model", default=DEFAULT_MODEL, help=f"{MODEL_HELP} (default {DEFAULT_MODEL})")
-    group.add_argument("--device", default="auto", help="auto (default: cuda when present, else cpu), cpu, cuda, cuda:N")
+    group.add_argument(
+        "--device", default="auto", help="auto (default: cuda when present, else cpu), cpu, cuda, cuda:N"
+    )
     group.add_argument("--dtype", default="auto", choices=DTYPE_CHOICES,
                        help="auto (default: bfloat16 on cuda, float32 on cpu), float32, bfloat16, float16")
     group.add_argument("--revision", help="hub branch, tag or commit of the model (hub ids only)")
@@ -55,7 +57,9 @@ def dataset_options(
     """``--dataset --split --config --limit`` (and ``--sample --seed`` where a sample makes sense)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("data")
-    what = help_text or "demo:NAME (shipped with LeakLens), a CSV / TSV / JSONL / JSON / Parquet file, or a hub dataset id"
+    what = help_text or (
+        "demo:NAME (shipped with LeakLens), a CSV / TSV / JSONL / JSON / Parquet file, or a hub dataset id"
+    )
     if repeatable:
         group.add_argument("--dataset", action="append", required=required, default=None, help=what + " (repeatable)")
     else:

@@ -29,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "mcq",
         parents=[
             model_options(),
-            dataset_options(sample=False, help_text="demo:mcq, a JSONL / CSV / Parquet file or a hub id (e.g. cais/mmlu)"),
+            dataset_options(
+                sample=False, help_text="demo:mcq, a JSONL / CSV / Parquet file or a hub id (e.g. cais/mmlu)"
+            ),
             output_options(),
             store_options(),
         ],
@@ -47,10 +49,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_column(columns, "answer", "answer column: letter(s) or 0-based index (default answer)", default="answer")
     parser.add_argument("--cut", choices=CUT_MODES, default="chars", help="cut after half the characters or words")
     parser.add_argument("--similarity", choices=SIMILARITY_METRICS, default="rouge_l")
-    parser.add_argument("--threshold", type=float, default=0.75, help="similarity counted as a near-verbatim completion")
+    parser.add_argument(
+        "--threshold", type=float, default=0.75, help="similarity counted as a near-verbatim completion"
+    )
     parser.add_argument("--shuffle-seed", type=int, default=0, help="seed of the option shuffle")
     parser.add_argument("--export-shuffled", help="write the shuffled benchmark to this JSONL file")
-    parser.add_argument("--permutation-test", action="store_true", help="rank the original option order among all orders")
+    parser.add_argument(
+        "--permutation-test", action="store_true", help="rank the original option order among all orders"
+    )
     parser.add_argument("--question-template", default="{question}", help="prompt layout of the question")
     parser.add_argument("--option-template", default="{letter}. {text}", help="prompt layout of one option")
     parser.add_argument("--save", action="store_true", help=argparse.SUPPRESS)  # runs are always stored now
@@ -117,6 +123,8 @@ def _print(payload: dict, model_line: str) -> None:
     perm = payload.get("permutation")
     if perm:
         print(
-            f"order test: mean percentile {perm['mean_percentile']:.3f} (0.5 = no preference, p={perm['p_value_percentile']:.3g}); "
-            f"original order most likely for {perm['top1_fraction']:.1%} (chance {1 / perm['n_orders']:.1%}, p={perm['p_value_top1']:.3g})"
+            f"order test: mean percentile {perm['mean_percentile']:.3f} "
+            f"(0.5 = no preference, p={perm['p_value_percentile']:.3g}); "
+            f"original order most likely for {perm['top1_fraction']:.1%} "
+            f"(chance {1 / perm['n_orders']:.1%}, p={perm['p_value_top1']:.3g})"
         )

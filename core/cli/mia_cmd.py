@@ -87,9 +87,13 @@ def run(args: argparse.Namespace) -> int:
         store_path = "none (--no-store)" if args.no_store else str(store.path)
     origin = "from the store" if result.from_store else f"{result.n_computed} texts scored"
     if not args.json:
-        print(f"model: {result.model} · run {result.run_id} · {origin} in {result.elapsed_s:.1f} s · store {store_path}")
+        print(
+            f"model: {result.model} · run {result.run_id} · {origin} in {result.elapsed_s:.1f} s · store {store_path}"
+        )
         if result.n_truncated:
-            print(f"note: {result.n_truncated} texts were longer than the context and were scored on their first tokens")
+            print(
+                f"note: {result.n_truncated} texts were longer than the context and were scored on their first tokens"
+            )
         print()
         print(format_table(result.table_rows()))
         for note in result.notes:

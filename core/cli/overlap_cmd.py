@@ -29,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     index.add_argument("--dataset-mixer-config", help="YAML with a 'dataset_mixer:' mapping dataset -> proportion")
     columns = index.add_argument_group("columns")
     add_column(columns, "text", "plain text column (default text)", aliases=("--text-field",), default="text")
-    add_column(columns, "messages", "conversation column: each kept turn is one document", aliases=("--messages-field",))
+    add_column(
+        columns, "messages", "conversation column: each kept turn is one document", aliases=("--messages-field",)
+    )
     columns.add_argument("--query-filter", help="keep turns with FIELD:VALUE, e.g. role:user")
     add_column(columns, "query", "turn field holding the text (default content)", aliases=("--query-field",),
                default="content")
@@ -156,8 +158,13 @@ def run_search(args: argparse.Namespace) -> int:
         cleaned_files = list(decontaminate(backend, matches, test_sets, settings, args.output_dir))
     document = {
         "contamination": [
-            {"eval_dataset": e, "train_dataset": tr, "score": report.scores[(e, tr)], "matched": report.matched[(e, tr)],
-             "instances": report.counts[e]}
+            {
+                "eval_dataset": e,
+                "train_dataset": tr,
+                "score": report.scores[(e, tr)],
+                "matched": report.matched[(e, tr)],
+                "instances": report.counts[e],
+            }
             for e in report.evals for tr in report.trains
         ],
         "files": [str(path) for path in paths],

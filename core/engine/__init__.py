@@ -1,1 +1,2 @@
-"""The one expensive step and what feeds it: model loading, batched scoring into token records, generation, extra passes."""
+"""The one expensive step and what feeds it: model loading, batched scoring into token records, generation,
+extra passes."""

@@ -222,7 +222,9 @@ STATS_CHUNK = 256
 """Rows of vocabulary-sized temporaries processed at once: keeps them in cache instead of main memory."""
 
 
-def _logits_at(lm: LoadedModel, input_ids: torch.Tensor, attention: torch.Tensor | None, keep: torch.Tensor) -> torch.Tensor:
+def _logits_at(
+    lm: LoadedModel, input_ids: torch.Tensor, attention: torch.Tensor | None, keep: torch.Tensor
+) -> torch.Tensor:
     """Logits only at the positions where ``keep`` (bool, batch × length) is True, flattened row-major.
 
     The vocabulary projection is the largest single matmul per position; skipping padding, prefixes and

@@ -129,7 +129,11 @@ def delta_stats(
         p = float(stats.wilcoxon(t, r).pvalue) if t.size >= 2 and np.any(diffs != 0) else float("nan")
     else:
         name = "mann-whitney u"
-        p = float(stats.mannwhitneyu(t, r, alternative="two-sided").pvalue) if min(t.size, r.size) >= 2 else float("nan")
+        p = (
+            float(stats.mannwhitneyu(t, r, alternative="two-sided").pvalue)
+            if min(t.size, r.size) >= 2
+            else float("nan")
+        )
     return DeltaStats(
         l_test=float(t.mean()),
         l_ref=float(r.mean()),
@@ -273,8 +277,12 @@ class LeakageReport:
                 for t, r in zip(ml.test, ml.ref):
                     rows.append({"task_id": t.task_id, "model": ml.model, "loss_test": t.loss, "loss_ref": r.loss})
             else:
-                rows += [{"task_id": t.task_id, "model": ml.model, "loss_test": t.loss, "loss_ref": None} for t in ml.test]
-                rows += [{"task_id": r.task_id, "model": ml.model, "loss_test": None, "loss_ref": r.loss} for r in ml.ref]
+                rows += [
+                    {"task_id": t.task_id, "model": ml.model, "loss_test": t.loss, "loss_ref": None} for t in ml.test
+                ]
+                rows += [
+                    {"task_id": r.task_id, "model": ml.model, "loss_test": None, "loss_ref": r.loss} for r in ml.ref
+                ]
         return rows
 
     def delta_table(self) -> list[dict[str, object]]:
@@ -350,7 +358,9 @@ def build_leakage_report(
             base_stats = delta_stats(base.test_losses, base.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
             # The same seed resamples the same problems for both models, so the difference is a paired bootstrap.
             boot = bootstrap_deltas(own.test_losses, own.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
-            boot_base = bootstrap_deltas(base.test_losses, base.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
+            boot_base = bootstrap_deltas(
+                base.test_losses, base.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed
+            )
             delta2_ci = percentile_ci(boot - boot_base)
         rows.append(ModelDelta(req.model, req.base_model, own_stats, base_stats, delta2_ci))
     scored = tuple(losses[name] for name in distinct_specs(requests))

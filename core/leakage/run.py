@@ -35,7 +35,9 @@ def measure_model(
     """Score the test and the reference set with one model."""
     n_test = len(sets.test)
     total = n_test + len(sets.ref)
-    test = solution_losses(lm, sets.test.problems, token_budget=token_budget, progress=offset_progress(progress, 0, total))
+    test = solution_losses(
+        lm, sets.test.problems, token_budget=token_budget, progress=offset_progress(progress, 0, total)
+    )
     ref = solution_losses(
         lm, sets.ref.problems, token_budget=token_budget, progress=offset_progress(progress, n_test, total)
     )

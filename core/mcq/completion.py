@@ -156,7 +156,9 @@ def run_mcq(
     n_options = {len(q.options) for q in questions}
     if len(n_options) != 1:
         raise InputTextError(f"Questions have different numbers of options ({sorted(n_options)}); probe them apart.")
-    probes = [p for q in questions for p in build_probes(lm, q, config.layout, config.cut, slack_tokens=config.slack_tokens)]
+    probes = [
+        p for q in questions for p in build_probes(lm, q, config.layout, config.cut, slack_tokens=config.slack_tokens)
+    ]
     generations = greedy_generate(
         lm,
         [p.context_ids for p in probes],
@@ -200,7 +202,9 @@ class Mitigation:
         return self.original.summary(kind).mean - self.shuffled.summary(kind).mean
 
 
-def summary_row(model: str, benchmark: str, mitigation: Mitigation, kind: ProbeKind = "completion") -> dict[str, object]:
+def summary_row(
+    model: str, benchmark: str, mitigation: Mitigation, kind: ProbeKind = "completion"
+) -> dict[str, object]:
     """One line of the model x benchmark table in the study's layout.
 
     Memorization is the mean score (0..n_options) over single-answer and over multi-answer questions

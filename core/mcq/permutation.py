@@ -115,7 +115,9 @@ def permutation_test(
     if any(len(t) != n_orders for t in per_question):
         raise InputTextError("Every question needs the same number of options for the order test.")
     tok = lm.tokenizer
-    flat = [[lm.start_token_id] + list(tok(t, add_special_tokens=False)["input_ids"]) for ts in per_question for t in ts]
+    flat = [
+        [lm.start_token_id] + list(tok(t, add_special_tokens=False)["input_ids"]) for ts in per_question for t in ts
+    ]
     too_long = [i // n_orders for i, ids in enumerate(flat) if len(ids) > lm.max_context]
     if too_long:
         raise InputTextError(

@@ -101,7 +101,9 @@ def probe_questions(
     original = run_mcq(lm, questions, config, progress=offset_progress(progress, 0, total))
     shuffled = run_mcq(lm, shuffled_questions, config, progress=offset_progress(progress, n_probes, total))
     orders = (
-        permutation_test(lm, questions, config.layout, progress=offset_progress(progress, 2 * n_probes, total)).questions
+        permutation_test(
+            lm, questions, config.layout, progress=offset_progress(progress, 2 * n_probes, total)
+        ).questions
         if permutation
         else (None,) * len(questions)
     )

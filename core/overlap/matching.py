@@ -214,7 +214,9 @@ def _text_chunk(
     candidates: dict[int, list[int]] = {}
     docs: dict[int, StoredDoc] = {}
     if long:
-        found = backend.ngram_candidates(info.name, [ngrams(tokens[i], n) for i in long], datasets, settings.search_size)
+        found = backend.ngram_candidates(
+            info.name, [ngrams(tokens[i], n) for i in long], datasets, settings.search_size
+        )
         candidates.update(zip(long, found.ids))
         docs.update(found.docs)
     short = [i for i in short if tokens[i]]

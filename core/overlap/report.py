@@ -75,7 +75,8 @@ def write_outputs(matches: Sequence[Match], output_dir: str | Path) -> tuple[Con
     columns = column_names(matches)
     files: dict[str, list[Match]] = {}
     for m in matches:
-        files.setdefault(f"{safe_name(m.eval_name)}__{safe_name(columns[(m.index, m.train_dataset)])}.jsonl", []).append(m)
+        name = f"{safe_name(m.eval_name)}__{safe_name(columns[(m.index, m.train_dataset)])}.jsonl"
+        files.setdefault(name, []).append(m)
     written = []
     for filename, rows in files.items():
         path = out / filename

@@ -29,8 +29,8 @@ ENSEMBLE_COLOUR = "#2ca02c"
 def column_labels(results: Sequence[BenchmarkResult], *, with_model: bool | None = None) -> list[str]:
     """One distinct name per run for heatmap columns and pickers.
 
-    The dataset, with the model when several models are shown (or ``with_model`` says so); runs that would still share a name (a
-    sample and the full file, say) get their size, then their run id. Plotly merges equal category
+    The dataset, with the model when several models are shown (or ``with_model`` says so); runs that would still
+    share a name (a sample and the full file, say) get their size, then their run id. Plotly merges equal category
     names into one column, which would silently show one run's numbers under both.
     """
     if with_model is None:

@@ -18,7 +18,19 @@ from core.errors import LeakLensError
 from core.membership.benchmark import BenchmarkResult
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
 
-CSV_COLUMNS = ["dataset", "model", "method", "label", "auroc", "ci_low", "ci_high", "tpr_at_1_fpr", "tpr_at_5_fpr", "n", "run_id"]
+CSV_COLUMNS = [
+    "dataset",
+    "model",
+    "method",
+    "label",
+    "auroc",
+    "ci_low",
+    "ci_high",
+    "tpr_at_1_fpr",
+    "tpr_at_5_fpr",
+    "n",
+    "run_id",
+]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px;
@@ -78,7 +90,9 @@ def _baseline_warning(result: BenchmarkResult) -> str:
     return ""
 
 
-def build_html_report(results: Sequence[BenchmarkResult], *, title: str = "LeakLens membership benchmark report") -> str:
+def build_html_report(
+    results: Sequence[BenchmarkResult], *, title: str = "LeakLens membership benchmark report"
+) -> str:
     """The whole report as one HTML document (heatmap, then per run: table, bar chart, ROC curves)."""
     if not results:
         raise LeakLensError("There are no finished benchmark runs to report; run a membership benchmark first.")

@@ -84,7 +84,8 @@ def test_cli_on_elasticsearch_matches_embedded(es_url, corpus, tmp_path, capsys,
         outputs = {}
         for label, where in (("embedded", embedded), ("elastic", elastic)):
             out_dir = tmp_path / label
-            assert main(["overlap", "search", *where, "--index", index_name, *search, "--output-dir", str(out_dir)]) == 0
+            args = ["overlap", "search", *where, "--index", index_name, *search, "--output-dir", str(out_dir)]
+            assert main(args) == 0
             outputs[label] = (out_dir, capsys.readouterr().out)
         assert "re-check: 0 test instances still match" in outputs["elastic"][1]
         assert "re-check" not in outputs["embedded"][1]

@@ -40,8 +40,12 @@ def test_embedded_decontamination_removes_exactly_the_matching_rows(embedded, co
 
 def test_elasticsearch_decontamination_agrees_and_rechecks(elastic, embedded, test_set, tmp_path):
     settings = SearchSettings(match_threshold=0.5)
-    ours = decontaminate(embedded, search(embedded, [TEXT_INDEX], [test_set], settings), [test_set], settings, tmp_path / "a")
-    theirs = decontaminate(elastic, search(elastic, [TEXT_INDEX], [test_set], settings), [test_set], settings, tmp_path / "b")
+    ours = decontaminate(
+        embedded, search(embedded, [TEXT_INDEX], [test_set], settings), [test_set], settings, tmp_path / "a"
+    )
+    theirs = decontaminate(
+        elastic, search(elastic, [TEXT_INDEX], [test_set], settings), [test_set], settings, tmp_path / "b"
+    )
     assert [(c.dataset, c.n_rows, c.n_removed) for c in ours] == [(c.dataset, c.n_rows, c.n_removed) for c in theirs]
     assert all(c.still_matching is None for c in ours)  # embedded: complete by construction
     assert all(c.still_matching == 0 for c in theirs)
@@ -59,7 +63,9 @@ def test_capped_search_leaves_matches_that_the_recheck_reports(es_url, tmp_path,
     try:
         tests = EvalSet("t", [EvalInstance("0", sentence)], "inline")
         settings = SearchSettings(search_size=3)
-        (cleaned,) = decontaminate(backend, search(backend, [index_name], [tests], settings), [tests], settings, tmp_path / "o")
+        (cleaned,) = decontaminate(
+            backend, search(backend, [index_name], [tests], settings), [tests], settings, tmp_path / "o"
+        )
         assert cleaned.n_removed == 3 and cleaned.still_matching == 1
     finally:
         backend.delete(index_name)

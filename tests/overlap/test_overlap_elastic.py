@@ -18,8 +18,16 @@ pytestmark = pytest.mark.slow
 
 def _view(matches):
     return [
-        (m.eval_name, m.test_id, m.train_dataset, m.value, m.best.doc_id if m.best else None, m.test_spans, m.train_spans,
-         [r.doc_id for r in m.matched_docs])
+        (
+            m.eval_name,
+            m.test_id,
+            m.train_dataset,
+            m.value,
+            m.best.doc_id if m.best else None,
+            m.test_spans,
+            m.train_spans,
+            [r.doc_id for r in m.matched_docs],
+        )
         for m in matches
     ]
 

@@ -23,4 +23,13 @@ def get_backend(kind: str = "embedded", *, root: str | Path | None = None, es_ur
     raise DataError(f"Unknown backend '{kind}': choose {' or '.join(BACKENDS)}.")
 
 
-__all__ = ["BACKENDS", "Candidates", "IndexInfo", "IndexWriter", "OverlapBackend", "StoredDoc", "VectorHit", "get_backend"]
+__all__ = [
+    "BACKENDS",
+    "Candidates",
+    "IndexInfo",
+    "IndexWriter",
+    "OverlapBackend",
+    "StoredDoc",
+    "VectorHit",
+    "get_backend",
+]

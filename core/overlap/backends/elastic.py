@@ -146,7 +146,9 @@ class ElasticsearchBackend(OverlapBackend):
                     "turn": {"type": "long"},
                     "text": {"type": "text", "index": False},
                     "tokens": {"type": "text", "analyzer": "whitespace", "norms": False},
-                    "vector": self._vector_mapping(dims) if index_type == "vector" else {"type": "object", "enabled": False},
+                    "vector": (
+                        self._vector_mapping(dims) if index_type == "vector" else {"type": "object", "enabled": False}
+                    ),
                 },
             },
         }
@@ -216,7 +218,8 @@ class ElasticsearchBackend(OverlapBackend):
             result = self._call("search", self.client.msearch, body=lines)
             for response in result["responses"]:
                 if "error" in response:
-                    reason = response["error"].get("reason", response["error"]) if isinstance(response["error"], dict) else response["error"]
+                    error = response["error"]
+                    reason = error.get("reason", error) if isinstance(error, dict) else error
                     raise BackendError(f"Elasticsearch at {self.shown_url} rejected a query: {reason}.")
                 total = response["hits"].get("total", 0)
                 total = total.get("value", 0) if isinstance(total, dict) else int(total)

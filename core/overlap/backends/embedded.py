@@ -167,7 +167,9 @@ class EmbeddedBackend(OverlapBackend):
             raise DataError(f"Index '{name}' is a {info.index_type} index; vector search needs a vector index.")
         matrix = self._vectors(name)
         with self._connect(name) as db:
-            doc_ids = np.array([r[0] for r in db.execute("SELECT id FROM docs WHERE dataset = ? ORDER BY id", (dataset,))])
+            doc_ids = np.array(
+                [r[0] for r in db.execute("SELECT id FROM docs WHERE dataset = ? ORDER BY id", (dataset,))]
+            )
             if doc_ids.size == 0:
                 return [[] for _ in range(len(vectors))]
             sims = np.asarray(vectors, dtype=np.float32) @ matrix[doc_ids].T
