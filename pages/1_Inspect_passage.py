@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common import current_model_spec, model_picker, page_setup
-from ui.inspect import RESULT, analyse, max_tokens_option, passage_inputs, render_result
+from ui.inspect import RESULT, analyse, calibration_option, max_tokens_option, passage_inputs, render_result
 
 page_setup("Inspect a passage")
 model_picker()
@@ -17,6 +17,7 @@ st.markdown(
 
 passages = passage_inputs()
 max_tokens = max_tokens_option()
+calibration_option(current_model_spec())
 if st.button("Analyse", type="primary", key="inspect_analyse", icon=":material/play_arrow:"):
     spec = current_model_spec()
     # Fast first view (main pass only), then the k-gram pass; the rerun redraws with everything.

@@ -6,23 +6,27 @@ from dataclasses import replace
 
 import streamlit as st
 
-from core.membership.benchmark import BenchmarkResult, result_from_store, run_membership_benchmark
 from core.data.labelled import KNOWN_DATASETS, LabelledDataset, labelled_from_table, load_labelled_dataset
+from core.data.tables import load_uploaded
+from core.engine.auxiliary import auxiliary_cost
+from core.engine.models import available_bundled_models
 from core.errors import LeakLensError
+from core.membership.benchmark import BenchmarkResult, result_from_store, run_membership_benchmark
 from core.methods import default_methods, parse_methods
 from core.methods.reference import DEFAULT_REFERENCE
-from core.engine.models import available_bundled_models
-from core.viz.membership_plots import auroc_bars, roc_overlay, member_score_histogram, top_methods
 from core.store.results import ResultStore
-from core.data.tables import is_local_source, load_uploaded
+from core.viz.membership_plots import auroc_bars, member_score_histogram, roc_overlay, top_methods
 from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
+from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, known_examples, unique_examples
 
 RESULTS_KEY = "membership_benchmark_runs"
 EXTRA_METHODS = {
-    "recall": "ReCaLL (non-member prefix; +1 pass per text)",
-    "neighbourhood": "Neighbourhood comparison (reworded neighbours; +6 passes per text)",
-    "reference": "Reference model (needs a second model)",
+    "recall": ("ReCaLL", "non-member prefix"),
+    "neighbourhood": ("Neighbourhood comparison", "reworded neighbours"),
+    "reference": ("Reference model", "needs a second model"),
 }
+"""Methods beyond the standard set: (name, what it needs); the pass count comes from ``auxiliary_cost``."""
+EXAMPLES = unique_examples(demo_examples("membership"), known_examples(KNOWN_DATASETS))
 
 page_setup("Membership benchmark")
 model_picker()
@@ -42,43 +46,23 @@ def _load_cached(source: str, split: str | None, config: str | None, text_col: s
                                  limit=limit, seed=seed)
 
 
-def _dataset_form() -> tuple[str, dict] | None:
-    """The chosen data source: ('upload', {...}) / ('source', {...}); None while nothing is chosen."""
-    kind = st.radio("Dataset", ["Ready example", "Upload a file", "Local path", "Hub dataset id"], horizontal=True,
-                    key="mb_source")
-    if kind == "Ready example":
-        name = st.selectbox("Example", list(KNOWN_DATASETS), key="mb_example")
-        example = KNOWN_DATASETS[name]
-        st.caption(example.description)
-        return "source", {"source": example.source, "split": example.split, "config": example.config}
-    if kind == "Upload a file":
-        upload = st.file_uploader("CSV, TSV, JSONL, JSON or Parquet", type=["csv", "tsv", "jsonl", "json", "parquet"],
-                                  key="mb_upload")
-        return ("upload", {"data": upload.getvalue(), "name": upload.name}) if upload is not None else None
-    if kind == "Local path":
-        path = st.text_input("File path", placeholder="/data/my_benchmark.parquet", key="mb_path")
-        return ("source", {"source": path.strip(), "split": None, "config": None}) if path.strip() else None
-    cols = st.columns(3)
-    hub_id = cols[0].text_input("Hub dataset id", placeholder="swj0419/WikiMIA", key="mb_hub_id")
-    split = cols[1].text_input("Split", placeholder="WikiMIA_length128", key="mb_hub_split")
-    config = cols[2].text_input("Config (optional)", key="mb_hub_config")
-    if not hub_id.strip():
-        return None
-    return "source", {"source": hub_id.strip(), "split": split.strip() or None, "config": config.strip() or None}
-
-
-def _load(choice: tuple[str, dict], text_col: str | None, label_col: str | None, limit: int | None,
+def _load(choice: DatasetChoice, text_col: str | None, label_col: str | None, limit: int | None,
           seed: int) -> LabelledDataset:
-    kind, spec = choice
-    if kind == "upload":
-        table = load_uploaded(spec["data"], spec["name"])
+    if choice.is_upload:
+        table = load_uploaded(choice.data, choice.source)
         return labelled_from_table(table, text_col=text_col, label_col=label_col, limit=limit, seed=seed)
-    return _load_cached(spec["source"], spec["split"], spec["config"], text_col, label_col, limit, seed)
+    return _load_cached(choice.source, choice.split, choice.config, text_col, label_col, limit, seed)
+
+
+def _with_cost(key: str, name: str, needs: str) -> str:
+    """e.g. 'ReCaLL (non-member prefix; +1 pass per text)': the extra passes as the run counts them."""
+    passes = auxiliary_cost(parse_methods([key]))
+    return f"{name} ({needs}; +{passes} pass{'es' if passes != 1 else ''} per text)"
 
 
 def _method_picker() -> tuple[list, str | None]:
     defaults = default_methods()
-    labels = {m.key: m.label for m in defaults} | EXTRA_METHODS
+    labels = {m.key: m.label for m in defaults} | {k: _with_cost(k, *v) for k, v in EXTRA_METHODS.items()}
     chosen = st.multiselect(
         "Methods", list(labels), default=[m.key for m in defaults], format_func=lambda k: labels[k],
         help="The standard set needs one forward pass per text (plus k-gram windows for the k-gram slopes).",
@@ -131,7 +115,8 @@ def _show_result(result: BenchmarkResult, key_prefix: str) -> None:
         st.plotly_chart(member_score_histogram(result, method), width="stretch", key=f"{key_prefix}_dist_chart")
 
 
-choice = _dataset_form()
+choice = dataset_picker("Dataset", EXAMPLES, key="mb", path_placeholder="/data/my_benchmark.parquet",
+                        hub_placeholder="swj0419/WikiMIA", split_placeholder="WikiMIA_length128")
 with st.expander("Columns and sample"):
     cols = st.columns(4)
     text_col = cols[0].text_input("Text column", placeholder="auto-detect", key="mb_text_col").strip() or None
@@ -148,8 +133,7 @@ except LeakLensError as exc:
     st.stop()
 
 dataset: LabelledDataset | None = None
-is_hub = choice is not None and choice[0] == "source" and not is_local_source(choice[1]["source"])
-if choice is not None and not is_hub:  # hub data is fetched only when the run starts
+if choice is not None and not choice.is_hub:  # hub data is fetched only when the run starts
     try:
         dataset = _load(choice, text_col, label_col, limit or None, seed)
     except LeakLensError as exc:

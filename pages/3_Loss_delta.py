@@ -6,21 +6,21 @@ import html
 
 import streamlit as st
 
+from core.data.problems import BUILTIN, HUMANEVAL, SKY_SHADOW, ProblemSet, load_problem_set, load_uploaded_problems
+from core.engine.models import available_bundled_models
 from core.errors import LeakLensError
 from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport, ModelRequest
 from core.leakage.run import run_leakage_test
-from core.data.problems import BUILTIN, HUMANEVAL, SKY_SHADOW, ProblemSet, load_problem_set, load_uploaded_problems
-from core.engine.models import available_bundled_models
-from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
 from core.store.results import ResultStore
+from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
 from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
+from ui.dataset_picker import DatasetChoice, ReadyExample, dataset_picker
 
 REPORT_KEY = "loss_delta_report"
-TEST_CHOICES = {"HumanEval (offline, 164 problems)": HUMANEVAL, "LeakLens built-in set": BUILTIN}
-REF_CHOICES = {"LeakLens built-in set (52 fresh problems)": BUILTIN, "HumanEval shadow set (hub)": SKY_SHADOW,
-               "HumanEval (offline)": HUMANEVAL}
-OTHER_PATH = "Local path or hub id"
-OTHER_UPLOAD = "Upload a file"
+TEST_EXAMPLES = [ReadyExample("HumanEval (offline, 164 problems)", HUMANEVAL),
+                 ReadyExample("LeakLens built-in set", BUILTIN)]
+REF_EXAMPLES = [ReadyExample("LeakLens built-in set (52 fresh problems)", BUILTIN),
+                ReadyExample("HumanEval shadow set (hub)", SKY_SHADOW), ReadyExample("HumanEval (offline)", HUMANEVAL)]
 
 page_setup("Loss delta")
 model_picker()
@@ -33,26 +33,12 @@ st.caption(
 )
 
 
-def _source_picker(label: str, choices: dict[str, str], key: str) -> tuple[str, dict] | None:
-    options = list(choices) + [OTHER_PATH, OTHER_UPLOAD]
-    choice = st.selectbox(label, options, key=f"{key}_choice")
-    if choice in choices:
-        return "source", {"source": choices[choice]}
-    if choice == OTHER_PATH:
-        value = st.text_input(f"{label}: path or hub id", placeholder="/data/my_problems.jsonl", key=f"{key}_path")
-        return ("source", {"source": value.strip()}) if value.strip() else None
-    upload = st.file_uploader(f"{label}: CSV, JSONL, JSON or Parquet", type=["csv", "tsv", "jsonl", "json", "parquet"],
-                              key=f"{key}_upload")
-    return ("upload", {"data": upload.getvalue(), "name": upload.name}) if upload is not None else None
-
-
-def _load(choice: tuple[str, dict], columns: dict, limit: int | None) -> ProblemSet:
-    kind, spec = choice
-    if kind == "upload":
-        problems = load_uploaded_problems(spec["data"], spec["name"], **columns)
+def _load(choice: DatasetChoice, columns: dict, limit: int | None) -> ProblemSet:
+    if choice.is_upload:
+        problems = load_uploaded_problems(choice.data, choice.source, **columns)
         return ProblemSet(problems.name, problems.problems[:limit] if limit else problems.problems, problems.has_ids,
                           problems.skipped)
-    return load_problem_set(spec["source"], limit=limit, **columns)
+    return load_problem_set(choice.source, split=choice.split, config=choice.config, limit=limit, **columns)
 
 
 def _show(report: LeakageReport, threshold: float) -> None:
@@ -101,9 +87,11 @@ def _show(report: LeakageReport, threshold: float) -> None:
 
 left, right = st.columns(2)
 with left:
-    test_choice = _source_picker("Test set (benchmark)", TEST_CHOICES, "ld_test")
+    test_choice = dataset_picker("Test set (benchmark)", TEST_EXAMPLES, key="ld_test",
+                                 path_placeholder="/data/my_problems.jsonl", hub_placeholder="openai/openai_humaneval")
 with right:
-    ref_choice = _source_picker("Reference set", REF_CHOICES, "ld_ref")
+    ref_choice = dataset_picker("Reference set", REF_EXAMPLES, key="ld_ref", path_placeholder="/data/my_problems.jsonl",
+                                hub_placeholder=SKY_SHADOW)
 with st.expander("Columns, size and pairing"):
     cols = st.columns(3)
     id_col = cols[0].text_input("Task id column", placeholder="auto: task_id, id", key="ld_id_col").strip() or None

@@ -5,29 +5,43 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import NamedTuple
 
 import streamlit as st
 
+from core.data.questions import MCQColumns, MCQDataset, PromptLayout, load_mcq, questions_from_table, to_jsonl
+from core.data.tables import load_uploaded
 from core.errors import LeakLensError
 from core.mcq.completion import MCQConfig
-from core.data.questions import MCQColumns, MCQDataset, PromptLayout, load_mcq, questions_from_table, to_jsonl
 from core.mcq.match import SIMILARITY_METRICS
-from core.mcq.study import MCQReport, run_benchmark
-from core.mcq.stored import save_report
-from core.viz.mcq_view import question_html
-from core.viz.mcq_plots import PROBE_TITLES, rank_histogram, mcq_score_distribution
+from core.mcq.stored import run_stored_benchmark
+from core.mcq.study import MCQReport
 from core.store.results import ResultStore
-from core.data.tables import load_uploaded
-from ui.common import get_model, model_picker, page_setup, streamlit_progress
+from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
+from core.viz.mcq_view import question_html
+from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
+from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, file_examples
 
 REPORT_KEY = "mcq_report"
+
 SAMPLES = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
-BUILTIN = {
+EXAMPLES = file_examples({
     "MMLU sample (English)": SAMPLES / "mmlu_sample.jsonl",
     "Chinese exam sample (single + multi-choice)": SAMPLES / "chinese_mcq_sample.jsonl",
-}
-OTHER_PATH = "Local path or hub id"
-OTHER_UPLOAD = "Upload a file"
+}) + demo_examples("mcq")
+
+
+class MCQRun(NamedTuple):
+    """What the page keeps of the last run between reruns."""
+
+    report: MCQReport
+    model: str
+    benchmark: str
+    skipped: str
+    run_id: str
+    n_computed: int
+    """Questions measured by that run (0: read from the store)."""
+
 
 page_setup("MCQ memorization")
 model_picker()
@@ -36,29 +50,16 @@ st.caption(
     "Each option of each question is cut in half; the model sees the question, the earlier options and the first "
     "half, and continues greedily. A model that memorised the benchmark finishes the options verbatim. "
     "Score per question = options reproduced (0–4). Shuffling the options and measuring again shows how much a "
-    "shuffled release mitigates; the order test ranks the published option order among all 24."
+    "shuffled release mitigates; the order test ranks the published option order among all 24. "
+    "Runs are stored: an interrupted run resumes, an identical one is read back without the model, and every "
+    "run appears on the Results page."
 )
 
 
-def _dataset_inputs() -> tuple[str, object] | None:
-    choices = [name for name, path in BUILTIN.items() if path.exists()] + [OTHER_PATH, OTHER_UPLOAD]
-    choice = st.selectbox("Benchmark", choices, key="mcq_dataset")
-    if choice in BUILTIN:
-        return "source", str(BUILTIN[choice])
-    if choice == OTHER_PATH:
-        value = st.text_input("Path or hub id", placeholder="cais/mmlu or /data/exam.jsonl", key="mcq_path")
-        return ("source", value.strip()) if value.strip() else None
-    upload = st.file_uploader("CSV, JSONL, JSON or Parquet", type=["csv", "tsv", "jsonl", "json", "parquet"],
-                              key="mcq_upload")
-    return ("upload", (upload.getvalue(), upload.name)) if upload is not None else None
-
-
-def _load(source: tuple[str, object], columns: MCQColumns, split: str, config: str, limit: int) -> MCQDataset:
-    kind, value = source
-    if kind == "upload":
-        data, name = value  # type: ignore[misc]
-        return questions_from_table(load_uploaded(data, name), columns=columns, limit=limit)
-    return load_mcq(str(value), split=split or None, config=config or None, limit=limit, columns=columns)
+def _load(choice: DatasetChoice, columns: MCQColumns, limit: int) -> MCQDataset:
+    if choice.is_upload:
+        return questions_from_table(load_uploaded(choice.data, choice.source), columns=columns, limit=limit)
+    return load_mcq(choice.source, split=choice.split, config=choice.config, limit=limit, columns=columns)
 
 
 def _rows_csv(rows: list[dict]) -> str:
@@ -90,17 +91,11 @@ def _show(report: MCQReport, kind: str, model: str, benchmark: str) -> None:
     st.subheader("Questions")
     rows = report.question_rows()
     st.dataframe(rows, hide_index=True, width="stretch", key="mcq_questions")
-    dl = st.columns(3)
+    dl = st.columns(2)
     dl[0].download_button("Download per-question scores (CSV)", _rows_csv(rows), "mcq_scores.csv", "text/csv",
                           key="mcq_csv")
     dl[1].download_button("Download shuffled benchmark (JSONL)", to_jsonl(report.shuffled_questions),
                           "shuffled_benchmark.jsonl", "application/jsonl", key="mcq_jsonl")
-    if dl[2].button("Save to the results store", key="mcq_save"):
-        try:
-            run = save_report(ResultStore(), report, model=model, benchmark=benchmark)
-            st.success(f"Stored as run {run.run_id} (kind mcq); see the Results page.")
-        except LeakLensError as exc:
-            st.error(str(exc))
 
     st.subheader("Per-question view")
     ranked = sorted(report.original.results, key=lambda r: -r.score(kind))
@@ -115,7 +110,8 @@ def _show(report: MCQReport, kind: str, model: str, benchmark: str) -> None:
     st.html(question_html(result))
 
 
-source = _dataset_inputs()
+choice = dataset_picker("Benchmark", EXAMPLES, key="mcq", path_placeholder="/data/exam.jsonl",
+                        hub_placeholder="cais/mmlu", split_placeholder="test")
 with st.form("mcq_form"):
     left, middle, right = st.columns(3)
     limit = left.number_input("Sample size (questions)", 1, 5000, 20, key="mcq_limit")
@@ -127,18 +123,16 @@ with st.form("mcq_form"):
     metric = middle.selectbox("Similarity", SIMILARITY_METRICS, key="mcq_metric")
     threshold = right.slider("Similarity threshold", 0.05, 1.0, 0.75, 0.05, key="mcq_threshold")
     permutation = st.checkbox("Option-order test (24 orders per question)", key="mcq_perm")
-    with st.expander("Columns, hub split and prompt layout"):
-        c1, c2, c3 = st.columns(3)
+    with st.expander("Columns and prompt layout"):
+        c1, c2, c3, c4 = st.columns(4)
         question_col = c1.text_input("Question column", "question", key="mcq_qcol")
         option_cols = c2.text_input("Option columns", "A,B,C,D", key="mcq_ocols")
         answer_col = c3.text_input("Answer column", "answer", key="mcq_acol")
-        split = c1.text_input("Hub split", "", placeholder="test", key="mcq_split")
-        hub_config = c2.text_input("Hub config", "", placeholder="all", key="mcq_config")
-        option_template = c3.text_input("Option layout", "{letter}. {text}", key="mcq_otemplate")
+        option_template = c4.text_input("Option layout", "{letter}. {text}", key="mcq_otemplate")
     submitted = st.form_submit_button("Run", type="primary", key="mcq_run")
 
 if submitted:
-    if source is None:
+    if choice is None:
         st.warning("Choose a benchmark first.")
     else:
         try:
@@ -146,18 +140,26 @@ if submitted:
                                  options=tuple(c.strip() for c in option_cols.split(",") if c.strip()))
             config = MCQConfig(layout=PromptLayout(option_template=option_template), cut=cut, metric=metric,
                                threshold=float(threshold))
-            dataset = _load(source, columns, split.strip(), hub_config.strip(), int(limit))
-            lm = get_model()
-            report = run_benchmark(lm, dataset.questions, config, shuffle_seed=int(seed), permutation=permutation,
-                                   progress=streamlit_progress("Probing original and shuffled options"))
-            st.session_state[REPORT_KEY] = (report, lm.spec, dataset.source, dataset.skipped_summary()
-                                            if dataset.skipped else "")
+            dataset = _load(choice, columns, int(limit))
+            spec = current_model_spec()
+            report, run, n_computed = run_stored_benchmark(
+                dataset.questions, config, load=lambda: get_model(spec), store=ResultStore(), model=spec,
+                benchmark=dataset.source, shuffle_seed=int(seed), permutation=permutation,
+                progress=streamlit_progress("Probing original and shuffled options"))
+            st.session_state[REPORT_KEY] = MCQRun(report, spec, dataset.source, dataset.skipped_summary()
+                                                  if dataset.skipped else "", run.run_id, n_computed)
         except LeakLensError as exc:
             st.error(str(exc))
 
-if REPORT_KEY in st.session_state:
-    report, model, benchmark, skipped = st.session_state[REPORT_KEY]
-    if skipped:
-        st.caption(skipped)
-    st.caption(f"Model `{model}` · benchmark `{benchmark}`")
-    _show(report, probe, model, benchmark)
+shown: MCQRun | None = st.session_state.get(REPORT_KEY)
+if shown is not None:
+    if shown.skipped:
+        st.caption(shown.skipped)
+    st.caption(f"Model `{shown.model}` · benchmark `{shown.benchmark}`")
+    if shown.n_computed:
+        st.success(f"{shown.n_computed} questions measured and stored as run {shown.run_id} (kind mcq); "
+                   "an identical run is read back from the store. See the Results page.")
+    else:
+        st.success(f"Read from the store: run {shown.run_id} (kind mcq) measured these questions earlier, so "
+                   "nothing was recomputed. See the Results page.")
+    _show(shown.report, probe, shown.model, shown.benchmark)

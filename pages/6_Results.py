@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.membership.benchmark import latest_per_dataset, stored_results
 from core.errors import LeakLensError
+from core.membership.benchmark import latest_per_dataset, stored_results
+from core.store.results import ResultStore
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
 from core.viz.report import build_html_report, results_csv
-from core.store.results import ResultStore
 from ui.common import model_picker, page_setup
 
 page_setup("Results")
@@ -85,8 +85,8 @@ st.subheader("Export")
 cols = st.columns(3)
 cols[0].download_button("AUROC table (CSV)", results_csv(results), file_name="leaklens_results.csv",
                         mime="text/csv", key="results_csv")
-cols[1].download_button("Report (self-contained HTML)", lambda: build_html_report(results), file_name="leaklens_report.html",
-                        mime="text/html", key="results_html",
+cols[1].download_button("Report (self-contained HTML)", lambda: build_html_report(results),
+                        file_name="leaklens_report.html", mime="text/html", key="results_html",
                         help="Opens in any browser without the app or a network connection.")
 with cols[2].popover("Delete a run"):
     by_id = {r.run_id: r for r in runs}

@@ -391,3 +391,8 @@ def test_fine_tuning_on_half_the_test_set_drives_its_delta_down(tiny_lm):
     # Every leaked problem individually became easier than every clean one.
     tuned_losses = report.losses[0]
     assert tuned_losses.test_losses.max() < tuned_losses.ref_losses.min()
+    # The verdict follows: strong, and worded as "easier", never as "saw these items".
+    from core.leakage.finding import leakage_finding
+
+    finding = leakage_finding(report)
+    assert finding.level == "strong" and "easier" in finding.headline

@@ -64,3 +64,8 @@ def test_memorised_questions_score_near_four_and_unseen_near_zero(memorised):
     # The memorised order is the most likely of all 24 for the trained questions.
     ranks = {q.index: q.rank for q in report.permutation.questions}
     assert all(ranks[i] == 1 for i in trained_ids)
+    # Half the questions memorised word for word: a strong verdict, said "out of 4".
+    from core.mcq.finding import mcq_finding
+
+    finding = mcq_finding(report)
+    assert finding.level == "strong" and "of 4 options" in finding.headline

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.errors import LeakLensError
-from core.viz.token_heatmap import token_heatmap_block
-from core.methods import Method, default_methods
 from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE, Example
+from core.engine.scoring import MAX_KGRAM
+from core.errors import LeakLensError
+from core.membership.calibration import calibration_from_run, calibration_label, calibration_runs
 from core.membership.inspection import (
     DEFAULT_MAX_TOKENS,
     InspectedPassage,
@@ -29,9 +29,11 @@ from core.membership.summary import (
     format_perplexity,
     honest_summary,
 )
+from core.methods import Method, default_methods
+from core.store.results import ResultStore
 from core.viz.score_cards import card_description, split_headline
-from core.engine.scoring import MAX_KGRAM
 from core.viz.token_curve import confidence_curve, confidence_figure
+from core.viz.token_heatmap import token_heatmap_block
 from core.viz.token_table import token_table_csv
 from ui.common import _cached_model, get_model, streamlit_progress
 
@@ -43,7 +45,9 @@ UPLOAD_ERROR = "inspect_upload_error"
 RESULT = "inspect_result"
 CACHE = "inspect_cache"
 CALIBRATION = "leaklens_calibration"
-"""Session key where a later page may leave a ``Calibration`` (known members / non-members) for this model."""
+"""Session key of the ``Calibration`` (known members / non-members) the scores are placed against."""
+CALIBRATION_RUN = "inspect_calibration_run"
+CALIBRATION_ERROR = "inspect_calibration_error"
 CACHE_SIZE = 12
 
 
@@ -260,7 +264,8 @@ def _render_percentiles(passage: InspectedPassage, calibration: Calibration, met
     rows = calibration_percentiles(passage.analysis.scores, calibration)
     if not rows:
         return
-    st.markdown(f"**Against the calibration set _{calibration.name}_** (higher = more member-like):")
+    name = calibration.name.replace("_", "\\_")  # a file name's underscores must not end the italics
+    st.markdown(f"**Against the calibration set _{name}_** (higher = more member-like):")
     st.dataframe(
         [{"method": labels.get(r.method_key, r.method_key),
           "above % of known members": round(r.above_members, 1),
@@ -291,6 +296,43 @@ def render_result(result: InspectResult) -> None:
     render_heatmaps(result)
     render_scores(result, methods)
     render_download(result)
+
+
+def _use_calibration_run() -> None:
+    """Build the chosen run's calibration once, when the choice changes (not on every rerun)."""
+    run_id = st.session_state.get(CALIBRATION_RUN)
+    st.session_state.pop(CALIBRATION_ERROR, None)
+    st.session_state.pop(CALIBRATION, None)
+    if run_id is None:
+        return
+    try:
+        store = ResultStore()
+        run = store.get_run(run_id)
+        if run is None:
+            raise LeakLensError(f"Run {run_id} is no longer in the results store.")
+        st.session_state[CALIBRATION] = calibration_from_run(store, run)
+    except LeakLensError as exc:
+        st.session_state[CALIBRATION_ERROR] = str(exc)
+
+
+def calibration_option(spec: str) -> None:
+    """Pick a finished membership benchmark run as the calibration set; runs of ``spec`` are listed first."""
+    with st.expander("Calibration set"):
+        try:
+            runs = calibration_runs(ResultStore(), spec)
+        except LeakLensError as exc:
+            st.error(str(exc))
+            return
+        labels = {r.run_id: calibration_label(r) + ("" if r.model == spec else " — another model") for r in runs}
+        st.selectbox("Place the scores among the known members and non-members of a finished membership "
+                     "benchmark run", [None, *labels], format_func=lambda k: "None" if k is None else labels[k],
+                     key=CALIBRATION_RUN, on_change=_use_calibration_run,
+                     help="Scores are only comparable under the same model and methods: prefer a run of this model.")
+        if not runs:
+            st.caption("No finished membership benchmark run in the results store yet: run one on the Membership "
+                       "benchmark page to calibrate with it.")
+        if st.session_state.get(CALIBRATION_ERROR):
+            st.error(st.session_state[CALIBRATION_ERROR])
 
 
 def max_tokens_option() -> int:

@@ -192,6 +192,16 @@ def emit_json(args: argparse.Namespace, document: Mapping[str, Any]) -> None:
         sys.stdout.write(text)
 
 
+def print_finding(finding: Any) -> None:
+    """The verdict first, in plain words; the tables follow."""
+    print(f"finding ({finding.level}): {finding.headline}")
+    for line in finding.evidence:
+        print(f"  - {line}")
+    for line in finding.caveats:
+        print(f"  note: {line}")
+    print()
+
+
 def _finite(value: Any) -> Any:
     """NaN and infinities become null: JSON has no spelling for them."""
     if isinstance(value, float):

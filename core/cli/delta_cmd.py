@@ -17,6 +17,7 @@ from core.cli.common import (
     model_options,
     open_store,
     output_options,
+    print_finding,
     setup_from_args,
     store_options,
 )
@@ -72,6 +73,7 @@ def requests_from_args(models: list[str], bases: list[str] | None) -> list:
 def run(args: argparse.Namespace) -> int:
     from core.data.problems import load_problem_set
     from core.engine.progress import tqdm_progress
+    from core.leakage.finding import leakage_finding
     from core.leakage.run import run_leakage_test
 
     if args.resamples < 1:
@@ -102,11 +104,13 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    payload = report.to_dict()
+    finding = leakage_finding(report)
+    payload = {"finding": finding.to_dict(), **report.to_dict()}
     payload["elapsed_s"] = round(elapsed, 2)
     payload["provenance"] = provenance
     emit_json(args, payload)
     if not args.json:
+        print_finding(finding)
         _print_report(report, elapsed, stored=not args.no_store)
     return 0
 

@@ -16,6 +16,7 @@ from core.cli.common import (
     model_options,
     open_store,
     output_options,
+    print_finding,
     setup_from_args,
     store_options,
 )
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from core.data.questions import load_mcq, write_jsonl
     from core.engine.progress import tqdm_progress
     from core.mcq.completion import MCQConfig
+    from core.mcq.finding import mcq_finding
     from core.mcq.stored import run_stored_benchmark
 
     columns = MCQColumns(
@@ -97,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     if args.export_shuffled:
         write_jsonl(report.shuffled_questions, args.export_shuffled)
-    payload = report.to_dict(model=args.model, benchmark=dataset.source)
+    finding = mcq_finding(report)
+    payload = {"finding": finding.to_dict(), **report.to_dict(model=args.model, benchmark=dataset.source)}
     payload["seconds"] = round(elapsed, 2)
     payload["from_store"] = n_computed == 0
     if not args.no_store:
@@ -106,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     emit_json(args, payload)
     if not args.json:
         model_line = loaded[0].describe() if loaded else f"{args.model} (read from the store)"
+        print_finding(finding)
         _print(payload, model_line)
     return 0
 

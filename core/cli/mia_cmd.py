@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from core.cli.common import (
     add_column,
@@ -13,6 +14,7 @@ from core.cli.common import (
     model_options,
     open_store,
     output_options,
+    print_finding,
     recorded_options,
     setup_from_args,
     store_options,
@@ -49,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from core.data.labelled import load_labelled_dataset
     from core.engine.progress import tqdm_progress
     from core.membership.benchmark import run_membership_benchmark
+    from core.membership.finding import membership_finding
     from core.methods import parse_methods
 
     if args.limit is not None and args.limit < 2:
@@ -63,9 +66,11 @@ def run(args: argparse.Namespace) -> int:
         sample=args.sample,
         **limit_options(args),
     )
-    print(f"dataset: {dataset.describe()} · text column {dataset.text_col!r}, label column {dataset.label_col!r}")
+    info = sys.stderr if args.json else sys.stdout  # --json keeps stdout for the document alone
+    print(f"dataset: {dataset.describe()} · text column {dataset.text_col!r}, label column {dataset.label_col!r}",
+          file=info)
     if dataset.skipped:
-        print(f"skipped: {dataset.skipped_summary()}")
+        print(f"skipped: {dataset.skipped_summary()}", file=info)
     methods = parse_methods(args.methods)
     setup = setup_from_args(args)
     with open_store(args) as store, tqdm_progress(f"scoring with {args.model}", unit="text") as progress:
@@ -86,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         run_info = store.get_run(result.run_id)
         store_path = "none (--no-store)" if args.no_store else str(store.path)
     origin = "from the store" if result.from_store else f"{result.n_computed} texts scored"
+    finding = membership_finding(result)
     if not args.json:
         print(
             f"model: {result.model} · run {result.run_id} · {origin} in {result.elapsed_s:.1f} s · store {store_path}"
@@ -95,10 +101,11 @@ def run(args: argparse.Namespace) -> int:
                 f"note: {result.n_truncated} texts were longer than the context and were scored on their first tokens"
             )
         print()
+        print_finding(finding)
         print(format_table(result.table_rows()))
         for note in result.notes:
             print(f"note: {note}")
-    document = result.to_json()
+    document = {"finding": finding.to_dict(), **result.to_json()}
     document["run_id"] = result.run_id
     document["provenance"] = (run_info.meta.get("provenance") if run_info else None) or {}
     emit_json(args, document)

@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.common import add_column, command_provenance, dataset_options, emit_json, output_options
-from core.errors import DataError
+from core.cli.common import (
+    add_column,
+    command_provenance,
+    dataset_options,
+    emit_json,
+    output_options,
+    print_finding,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -89,20 +95,13 @@ def _backend(args: argparse.Namespace):
 def run_index(args: argparse.Namespace) -> int:
     from core.engine.progress import tqdm_progress
     from core.overlap.indexing import build_index
-    from core.overlap.sources import TrainingSource, parse_mixer, parse_query_filter
+    from core.overlap.sources import skipped_note, training_sources
 
-    options = {
-        "text_field": args.text_col,
-        "messages_field": args.messages_col,
-        "query_filter": parse_query_filter(args.query_filter),
-        "query_field": args.query_col,
-        "split": args.split,
-    }
-    sources = [TrainingSource(d, **options) for d in args.dataset or []]
-    if args.dataset_mixer_config:
-        sources += parse_mixer(args.dataset_mixer_config, **options)
-    if not sources:
-        raise DataError("Give --dataset (repeatable) or --dataset-mixer-config.")
+    sources = training_sources(
+        args.dataset or [], text_field=args.text_col, messages_field=args.messages_col,
+        query_filter=args.query_filter, query_field=args.query_col, split=args.split,
+        mixer_config=args.dataset_mixer_config,
+    )
     backend = _backend(args)
     with tqdm_progress("indexing", unit="doc") as progress:
         result = build_index(
@@ -119,9 +118,9 @@ def run_index(args: argparse.Namespace) -> int:
     skipped = {dataset: [s.line for s in rows] for dataset, rows in result.skipped.items() if rows}
     emit_json(args, {"index": _info_json(info), "rows": dict(result.n_rows), "skipped_lines": skipped,
                      "provenance": command_provenance(args, "overlap index", uses_model=False)})
-    for dataset, lines in skipped.items():
-        shown = ", ".join(str(line) for line in lines[:20])
-        print(f"warning: {dataset}: skipped {len(lines)} rows (lines {shown})", file=sys.stderr)
+    for dataset, rows in result.skipped.items():
+        if rows:
+            print(f"warning: {skipped_note(dataset, rows)}", file=sys.stderr)
     if args.json:
         return 0
     print(f"index {info.name} ({info.backend}, {info.index_type}): {info.n_docs} documents, {_size(info.size_bytes)}")
@@ -132,10 +131,10 @@ def run_index(args: argparse.Namespace) -> int:
 
 def run_search(args: argparse.Namespace) -> int:
     from core.engine.progress import tqdm_progress
-    from core.overlap.decontaminate import decontaminate
-    from core.overlap.matching import SearchSettings, search
-    from core.overlap.report import write_outputs
-    from core.overlap.sources import load_eval_set
+    from core.overlap.finding import overlap_finding
+    from core.overlap.matching import SearchSettings
+    from core.overlap.run import run_search as search_and_write
+    from core.overlap.sources import load_eval_set, skipped_note
 
     settings = SearchSettings(
         mode=args.mode,
@@ -147,16 +146,15 @@ def run_search(args: argparse.Namespace) -> int:
     test_sets = [load_eval_set(d, args.text_col, id_field=args.id_col, split=args.split) for d in args.dataset]
     for test_set in test_sets:
         if test_set.skipped:
-            lines = ", ".join(str(s.line) for s in test_set.skipped[:20])
-            print(f"warning: {test_set.name}: skipped {len(test_set.skipped)} rows (lines {lines})", file=sys.stderr)
+            print(f"warning: {skipped_note(test_set.name, test_set.skipped)}", file=sys.stderr)
     backend = _backend(args)
     with tqdm_progress("searching", unit="instance") as progress:
-        matches = search(backend, names, test_sets, settings, progress=progress)
-    report, paths = write_outputs(matches, args.output_dir)
-    cleaned_files = []
-    if args.decontaminate:
-        cleaned_files = list(decontaminate(backend, matches, test_sets, settings, args.output_dir))
+        outcome = search_and_write(backend, names, test_sets, settings, args.output_dir, clean=args.decontaminate,
+                                   progress=progress)
+    report, paths, cleaned_files = outcome.report, outcome.paths, outcome.cleaned
+    finding = overlap_finding(report)
     document = {
+        "finding": finding.to_dict(),
         "contamination": [
             {
                 "eval_dataset": e,
@@ -178,6 +176,7 @@ def run_search(args: argparse.Namespace) -> int:
     emit_json(args, document)
     if args.json:
         return 0
+    print_finding(finding)
     print(report.format())
     print(f"wrote {len(paths)} files to {args.output_dir}")
     for cleaned in cleaned_files:

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.data.tables import SkippedRow
 from core.engine.progress import ProgressCallback
 from core.overlap.backends.base import OverlapBackend
 from core.overlap.decontaminate import CleanedSet, decontaminate
 from core.overlap.matching import Match, SearchSettings, search
 from core.overlap.report import ContaminationReport, write_outputs
 from core.overlap.sources import EvalSet
-from core.data.tables import SkippedRow
 
 
 @dataclass(frozen=True)

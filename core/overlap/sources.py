@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from core.config import cache_subdir
-from core.errors import DataError
 from core.data.tables import SkippedRow, Table, is_local_source, load_rows, load_uploaded
+from core.errors import DataError
 
 DEFAULT_HUB_SPLIT = "train"
 DEFAULT_TEST_SPLIT = "test"
@@ -87,7 +87,7 @@ class TrainingSource:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TrainingSource":
+    def from_dict(cls, data: dict[str, Any]) -> TrainingSource:
         qf = data.get("query_filter")
         return cls(**{**data, "query_filter": tuple(qf) if qf else None})
 
@@ -237,8 +237,7 @@ class TrainingReader:
         table = load_rows(src.source, split=split, config=src.config)
         self.skipped.extend(table.skipped)
         limit = _row_limit(src.proportion, len(table.rows))
-        for index, row in enumerate(table.rows[:limit]):
-            yield index, row
+        yield from enumerate(table.rows[:limit])
 
     def _stream_jsonl(self, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         limit = None
@@ -325,7 +324,9 @@ def eval_text_field(columns: Sequence[str]) -> str:
     found = next((name for name in TEST_TEXT_FIELDS if name in columns), None)
     if found is None:
         listing = ", ".join(repr(c) for c in columns) or "none"
-        raise DataError(f"Could not tell which field holds the test text; fields found: {listing}. Name the text field.")
+        raise DataError(
+            f"Could not tell which field holds the test text; fields found: {listing}. Name the text field."
+        )
     return found
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from core.methods import default_methods
-from core.engine.models import bundled_tokenizer
 from core.data.examples import FRESH, GETTYSBURG
+from core.engine.models import bundled_tokenizer
+from core.methods import default_methods
 from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
 
 pytestmark = pytest.mark.browser

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.data.problems import builtin_problems
-from core.leakage.stored import KIND
 from core.engine.models import bundled_tokenizer, tiny_random_model
+from core.leakage.stored import KIND
 from core.store.results import ResultStore
 from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
 from tests.browser.server import streamlit_server
@@ -56,6 +56,12 @@ def _choose(page, label: str, option: str) -> None:
     wait_for_streamlit(page)
 
 
+def _pick_kind(page, picker: str, kind: str) -> None:
+    """Choose how a dataset picker takes its data (Ready example, Upload a file, Local path, Hub dataset id)."""
+    page.locator('[data-testid="stRadio"]').filter(has_text=picker).first.get_by_text(kind, exact=True).click()
+    wait_for_streamlit(page)
+
+
 def _type(page, label: str, value: str) -> None:
     box = page.get_by_label(label, exact=True)
     box.fill(value)
@@ -73,8 +79,8 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     assert page.get_by_role("button", name="Run loss-delta test").is_enabled()
 
     _choose(page, "Test set (benchmark)", "LeakLens built-in set")
-    _choose(page, "Reference set", "Local path or hub id")
-    _type(page, "Reference set: path or hub id", str(paired_reference))
+    _pick_kind(page, "Reference set", "Local path")
+    _type(page, "Reference set: file path", str(paired_reference))
     page.get_by_text("Columns, size and pairing").click()
     _type(page, "Problems per set (0 = all)", str(N_PROBLEMS))
     _type(page, "Base of tiny-random", str(base_model_dir))

@@ -35,7 +35,12 @@ def test_search_shows_heatmap_and_highlighted_matches(overlap_app, browser_page,
     # The index is listed (the table is a canvas; the delete picker shows the name as text).
     assert page.get_by_label("Index to delete").input_value() == "mmlu-plain"
     page.get_by_role("tab", name="Search").click()
-    page.get_by_label("Test set: local file or hub dataset id").fill(str(corpus.test_path))
+    page.locator('[data-testid="stRadio"]').filter(has_text="Test set").first.get_by_text("Local path").click()
+    wait_for_streamlit(page)
+    path = page.get_by_label("Test set: file path")
+    path.fill(str(corpus.test_path))
+    path.press("Enter")  # outside the form: committed on Enter
+    wait_for_streamlit(page)
     page.get_by_label("Id field (optional)").fill("id")
     page.get_by_role("button", name="Search").click()
     wait_for_streamlit(page)

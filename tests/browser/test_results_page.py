@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.membership.benchmark import run_membership_benchmark
 from core.data.labelled import load_labelled_dataset
+from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.store.results import ResultStore
 from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit

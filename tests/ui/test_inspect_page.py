@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.methods import default_methods
 from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
+from core.methods import default_methods
 from core.viz.score_cards import card_description
 
 REPO = Path(__file__).resolve().parents[2]
@@ -150,7 +150,7 @@ def test_long_passage_warns_with_the_dropped_token_count(page):
 
 
 def test_uploaded_text_file_fills_the_passage_and_bad_files_explain(page):
-    page.get("file_uploader")[0].upload("speech.txt", "Uploaded words here.".encode(), "text/plain")
+    page.get("file_uploader")[0].upload("speech.txt", b"Uploaded words here.", "text/plain")
     page.run()
     assert page.text_area(key="inspect_text_a").value == "Uploaded words here."
     page.get("file_uploader")[0].set_value(("bad.txt", b"\xff\xfe\x00\x01", "text/plain"))
@@ -188,3 +188,32 @@ def test_results_say_which_model_made_them_after_the_picker_changes(page, tmp_pa
     app.button(key="inspect_analyse").click().run()
     assert not app.exception, app.exception
     assert app.error and "other-model" in app.error[0].value
+
+
+def test_a_finished_membership_run_can_be_picked_as_the_calibration_set(page):
+    from core.data.labelled import load_labelled_dataset
+    from core.membership.benchmark import run_membership_benchmark
+    from core.methods import parse_methods
+    from core.store.results import ResultStore
+
+    picker = page.selectbox(key="inspect_calibration_run")
+    assert picker.options == ["None"]
+    assert any("No finished membership benchmark run" in c.value for c in page.caption)
+    dataset = load_labelled_dataset("demo:famous-vs-fresh", limit=8)
+    run = run_membership_benchmark(dataset, "tiny-random", parse_methods(["loss", "zlib"]), store=ResultStore())
+    page.run()
+    picker = page.selectbox(key="inspect_calibration_run")
+    assert len(picker.options) == 2 and run.run_id[:8] in picker.options[1] and "tiny-random" in picker.options[1]
+    picker.set_value(run.run_id).run()
+    assert not page.exception, page.exception
+    app = _analyse(page, FRESH.text)
+    (table,) = app.dataframe
+    assert list(table.value["method"]) == ["Log-likelihood (−loss)", "zlib ratio"]
+    assert any("calibration set _" in m.value and run.run_id[:8] in m.value for m in app.markdown)
+    calibration = app.session_state["leaklens_calibration"]
+    assert sorted(len(v) for v in calibration.members.values()) == [dataset.n_members] * 2
+    assert sorted(len(v) for v in calibration.non_members.values()) == [dataset.n_nonmembers] * 2
+
+    app.selectbox(key="inspect_calibration_run").set_value(None).run()
+    assert "leaklens_calibration" not in app.session_state
+    assert not app.dataframe

@@ -51,3 +51,17 @@ def test_chinese_sample_and_bad_path(open_page):
     app.button(key="mcq_run").click().run()
     assert not app.exception, app.exception
     assert app.error and "exam.jsonl" in app.error[0].value
+
+
+def test_the_shipped_demo_runs_and_stores(store_path, open_page):
+    app = open_page(PAGE)
+    assert app.radio(key="mcq_source").value == "Ready example"
+    app.selectbox(key="mcq_example").set_value("General-knowledge questions (demo)")
+    app.number_input(key="mcq_limit").set_value(2)
+    app.button(key="mcq_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    assert {m.label: m.value for m in app.metric}["Questions"] == "2"
+    assert any("benchmark `demo:mcq`" in c.value for c in app.caption)
+    (run,) = ResultStore(store_path).list_runs("mcq")
+    assert run.finished and run.dataset == "demo:mcq"

@@ -53,3 +53,17 @@ def test_missing_file_and_bad_column_give_clear_errors(store_path, open_page):
     app.button(key="mb_run").click().run()
     assert not app.exception
     assert ResultStore(store_path).list_runs() == []
+
+
+def test_demo_is_offered_and_extra_methods_show_the_passes_they_cost(store_path, open_page):
+    from core.engine.auxiliary import auxiliary_cost
+    from core.methods import parse_methods
+
+    app = open_page(PAGE)
+    assert "Famous vs fresh passages (demo)" in app.selectbox(key="mb_example").options
+    options = app.multiselect(key="mb_methods").options
+    neighbours = auxiliary_cost(parse_methods(["neighbourhood"]))
+    assert neighbours > 1
+    assert f"Neighbourhood comparison (reworded neighbours; +{neighbours} passes per text)" in options
+    assert "ReCaLL (non-member prefix; +1 pass per text)" in options
+    assert "Reference model (needs a second model; +1 pass per text)" in options

@@ -90,3 +90,31 @@ def test_errors_are_messages(page, tmp_path):
     page.sidebar.text_input(key="overlap_es_url").input("http://127.0.0.1:9").run()
     assert not page.exception
     assert "unreachable at http://127.0.0.1:9" in page.error[0].value
+
+
+def test_ready_examples_build_and_search_the_demo_without_typing_a_path(page, tmp_path):
+    assert page.radio(key="overlap_train_source").value == "Ready example"
+    assert page.selectbox(key="overlap_train_example").value == "Small training corpus (demo)"
+    page.text_input(key="overlap_name").input("demo")
+    _click(page, "Build index")
+    assert not page.exception, page.exception
+    assert any("Built demo" in s.value for s in page.success)
+    page.run()
+    assert page.radio(key="overlap_test_source").value == "Ready example"
+    assert page.selectbox(key="overlap_test_example").value == "Test set with planted copies (demo)"
+    page.text_input(key="overlap_id_field").input("id")  # the text field is detected
+    _click(page, "Search")
+    assert not page.exception, page.exception
+    assert not page.error, [e.value for e in page.error]
+    report = page.dataframe[-1].value
+    assert list(report.columns) == ["eval_dataset", "demo_overlap-train"]
+    assert 0.0 < float(report["demo_overlap-train"][0]) < 1.0  # some items copied, some fresh
+    assert "<b>test-" in _html(page) and "<mark class=\"ll-match\">" in _html(page)
+
+
+def test_no_training_set_is_a_message(page):
+    page.radio(key="overlap_train_source").set_value("Local path").run()
+    page.text_input(key="overlap_name").input("empty")
+    _click(page, "Build index")
+    assert not page.exception
+    assert "No training set given" in page.error[0].value

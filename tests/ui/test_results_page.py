@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.membership.benchmark import run_membership_benchmark
 from core.data.labelled import load_labelled_dataset
+from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.store.results import ResultStore, SampleRow
 

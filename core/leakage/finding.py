@@ -1,0 +1,61 @@
+"""The verdict of a loss-delta run, worded for what Δ can show.
+
+Δ = L_test − L_ref below zero says the benchmark (or its style) is easier for the model than the
+reference set, not that the model saw those exact items: a fine-tune on half a benchmark also lowered
+the loss of the untrained half against a reference of another style. Findings say so, and leave item
+claims to the membership tests. Rules per model (Δ², against the base model, when one is given):
+- the 95% interval includes 0, or lies above it -> ``none``;
+- it lies below 0 -> graded by its upper end: <= −0.3 ``strong``, <= −0.1 ``moderate``, else ``weak``.
+The run's finding is the strongest of its models'.
+"""
+
+from __future__ import annotations
+
+from core.leakage.delta import LeakageReport, ModelDelta
+from core.stats.finding import EXPOSURE_LEVELS, Finding
+
+STRONG_UPPER = -0.3
+MODERATE_UPPER = -0.1
+SMALL_SET = 20
+"""Fewer problems than this on either side make the interval rough."""
+SCOPE = ("Δ says the benchmark (or its style) is easier for the model than the reference set, not that the "
+         "model saw these exact problems; item-level claims need the membership tests.")
+
+
+def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
+    """The finding for one model of the run."""
+    s = row.stats
+    evidence = [f"{row.model}: loss {s.l_test:.3f} on {report.test_name}, {s.l_ref:.3f} on {report.ref_name} "
+                f"(Δ {s.delta:+.3f}, 95% CI {s.ci[0]:+.3f} to {s.ci[1]:+.3f})"]
+    caveats = [SCOPE]
+    if min(s.n_test, s.n_ref) < SMALL_SET:
+        caveats.append(f"Only {min(s.n_test, s.n_ref)} problems on one side: the interval is rough; use at least "
+                       f"{SMALL_SET} problems per set.")
+    if row.base_stats is not None and row.delta2 is not None and row.delta2_ci is not None:
+        b = row.base_stats
+        evidence.append(f"base {row.base_model}: Δ {b.delta:+.3f}; the fine-tune moved the test loss by "
+                        f"{s.l_test - b.l_test:+.3f} and the reference loss by {s.l_ref - b.l_ref:+.3f}")
+        value, (lo, hi), name = row.delta2, row.delta2_ci, "Δ²"
+        subject = f"fine-tuning made {report.test_name} (or its style) easier for {row.model} than for its base"
+    else:
+        value, (lo, hi), name = s.delta, s.ci, "Δ"
+        subject = f"{report.test_name} (or its style) is easier for {row.model} than the reference set"
+    numbers = f"{name} {value:+.3f} nats per token, 95% CI {lo:+.3f} to {hi:+.3f}"
+    if lo <= 0 <= hi:
+        return Finding("none", f"No significant difference: no sign that {subject} ({numbers}).",
+                       tuple(evidence), tuple(caveats))
+    if lo > 0:
+        return Finding("none", f"No sign of leakage: {report.test_name} is harder for {row.model} than the "
+                       f"reference set ({numbers}).", tuple(evidence), tuple(caveats))
+    level = "strong" if hi <= STRONG_UPPER else "moderate" if hi <= MODERATE_UPPER else "weak"
+    return Finding(level, f"{level.capitalize()} evidence that {subject} ({numbers}).",
+                   tuple(evidence), tuple(caveats))
+
+
+def leakage_finding(report: LeakageReport) -> Finding:
+    """The strongest model finding of the run, with every model's numbers as evidence."""
+    findings = [model_finding(report, row) for row in report.models]
+    order = {level: i for i, level in enumerate((*EXPOSURE_LEVELS, "inconclusive", "none"))}
+    chosen = min(findings, key=lambda f: order.get(f.level, len(order)))
+    evidence = tuple(line for f in findings for line in f.evidence)
+    return Finding(chosen.level, chosen.headline, evidence, chosen.caveats)

@@ -1,0 +1,76 @@
+"""Streamlit pieces of the Overlap search page: the index table and the search results.
+
+Searching, reporting and decontaminating happen in ``core.overlap``; the highlighted texts come from
+``core.viz.overlap_plots``. This module only arranges them.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import streamlit as st
+
+from core.data.tables import SkippedRow
+from core.overlap.backends.base import IndexInfo
+from core.overlap.run import SearchOutcome, match_location
+from core.overlap.sources import skipped_note
+from core.viz.overlap_plots import contamination_heatmap, highlighted_html
+
+MAX_SHOWN = 50
+STYLE = """<style>
+.ll-pair {display:grid; grid-template-columns:1fr 1fr; gap:12px; margin-bottom:6px}
+.ll-pair div {border:1px solid #ddd; border-radius:6px; padding:8px; white-space:pre-wrap; font-size:0.9rem}
+mark.ll-match {background:#ffb4a2; padding:0 1px; border-radius:2px}
+</style>"""
+
+
+def warn_skipped(name: str, skipped: Sequence[SkippedRow]) -> None:
+    note = skipped_note(name, skipped)
+    if note:
+        st.warning(note)
+
+
+def index_table(infos: Sequence[IndexInfo]) -> None:
+    st.dataframe(
+        [
+            {"name": i.name, "type": i.index_type, "documents": i.n_docs,
+             "size (MiB)": round(i.size_bytes / 2**20, 3),
+             "training sets": ", ".join(f"{d} ({n})" for d, n in i.datasets.items()),
+             "model": i.model or ""}
+            for i in infos
+        ],
+        hide_index=True,
+        key="overlap_index_table",
+    )
+
+
+def search_results(outcome: SearchOutcome) -> None:
+    """Heatmap, report table, downloads, decontaminated files and the best matches side by side."""
+    warn_skipped("Test set", outcome.skipped)
+    report = outcome.report
+    st.plotly_chart(contamination_heatmap(report), key="overlap_heatmap")
+    st.dataframe([dict(zip(report.table()[0], row)) for row in report.table()[1:]], hide_index=True,
+                 key="overlap_report_table")
+    cols = st.columns(4)
+    for i, path in enumerate(outcome.paths):
+        cols[i % 4].download_button(f"⬇ {path.name}", path.read_bytes(), file_name=path.name, key=f"overlap_dl_{i}")
+    for i, c in enumerate(outcome.cleaned):
+        note = "" if c.still_matching is None else f"; re-check: {c.still_matching} instances still match"
+        st.write(f"**{c.dataset}**: removed {c.n_removed} of {c.n_rows} rows{note}")
+        st.download_button(f"⬇ {c.path.name}", c.path.read_bytes(), file_name=c.path.name, key=f"overlap_clean_{i}")
+
+    st.subheader("Instances by score")
+    shown = outcome.best(MAX_SHOWN)
+    st.caption(f"{outcome.n_matching} of {len(outcome.matches)} (instance, training set) pairs have a match; "
+               f"showing the top {len(shown)}. Highlighted: the matched words in the test instance (left) and "
+               "in the best training document (right).")
+    blocks = [STYLE]
+    for m in shown:
+        blocks.append(
+            f"<p><b>{html.escape(m.test_id)}</b> · score {m.score:.3f} (value {m.value:.3f}) · "
+            f"{html.escape(match_location(m))}</p><div class='ll-pair'>"
+            f"<div>{highlighted_html(m.test_text, m.test_spans)}</div>"
+            f"<div>{highlighted_html(m.best.text, m.train_spans)}</div></div>"
+        )
+    st.html("".join(blocks))
