@@ -16,7 +16,14 @@ from core.methods import default_methods, parse_methods
 from core.methods.reference import DEFAULT_REFERENCE
 from core.store.results import ResultStore
 from core.viz.membership_plots import auroc_bars, member_score_histogram, roc_overlay, top_methods
-from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
+from ui.common import (
+    current_model_spec,
+    current_start_token,
+    get_model,
+    model_picker,
+    page_setup,
+    streamlit_progress,
+)
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, known_examples, unique_examples
 
 RESULTS_KEY = "membership_benchmark_runs"
@@ -154,7 +161,8 @@ if run_clicked and choice is not None:
         for spec in models:
             progress = streamlit_progress(f"Scoring {dataset.n} texts with {spec}")
             result = run_membership_benchmark(dataset, spec, methods, store=store, reference_model=reference,
-                                              progress=progress, load_model=get_model)
+                                              progress=progress, load_model=get_model,
+                                              start_token=current_start_token())
             finished.append((result.run_id, result.n_computed))
         st.session_state[RESULTS_KEY] = finished
     except LeakLensError as exc:

@@ -13,7 +13,14 @@ from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport, ModelRequest
 from core.leakage.run import run_leakage_test
 from core.store.results import ResultStore
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
-from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
+from ui.common import (
+    current_model_spec,
+    current_start_token,
+    get_model,
+    model_picker,
+    page_setup,
+    streamlit_progress,
+)
 from ui.dataset_picker import DatasetChoice, ReadyExample, dataset_picker
 
 REPORT_KEY = "loss_delta_report"
@@ -128,7 +135,7 @@ if run_clicked and test_choice is not None and ref_choice is not None:
         requests = [ModelRequest(spec, bases.get(spec) or None) for spec in models]
         progress = streamlit_progress(f"Scoring {len(test)} + {len(ref)} solutions per model")
         report = run_leakage_test(test, ref, requests, load=get_model, pairing=pairing, store=ResultStore(),
-                                  progress=progress)
+                                  progress=progress, start_token=current_start_token())
         st.session_state[REPORT_KEY] = report
     except LeakLensError as exc:
         st.error(str(exc))

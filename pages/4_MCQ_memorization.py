@@ -19,7 +19,14 @@ from core.mcq.study import MCQReport
 from core.store.results import ResultStore
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
 from core.viz.mcq_view import question_html
-from ui.common import current_model_spec, get_model, model_picker, page_setup, streamlit_progress
+from ui.common import (
+    current_model_spec,
+    current_start_token,
+    get_model,
+    model_picker,
+    page_setup,
+    streamlit_progress,
+)
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, file_examples
 
 REPORT_KEY = "mcq_report"
@@ -145,7 +152,7 @@ if submitted:
             report, run, n_computed = run_stored_benchmark(
                 dataset.questions, config, load=lambda: get_model(spec), store=ResultStore(), model=spec,
                 benchmark=dataset.source, shuffle_seed=int(seed), permutation=permutation,
-                progress=streamlit_progress("Probing original and shuffled options"))
+                progress=streamlit_progress("Probing original and shuffled options"), start_token=current_start_token())
             st.session_state[REPORT_KEY] = MCQRun(report, spec, dataset.source, dataset.skipped_summary()
                                                   if dataset.skipped else "", run.run_id, n_computed)
         except LeakLensError as exc:

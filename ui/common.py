@@ -8,10 +8,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.engine.models import DEFAULT_MODEL, LoadedModel, available_bundled_models, load_model
+from core.engine.models import DEFAULT_MODEL, LoadedModel, available_bundled_models, load_model, planned_start_token
 from core.engine.progress import TimeLeft, format_duration
 
 MODEL_KEY = "leaklens_model_spec"
+START_TOKEN_KEY = "leaklens_start_token"
 DEFAULT_MODEL_ENV = "LEAKLENS_DEFAULT_MODEL"
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -50,16 +51,26 @@ def current_model_spec() -> str:
     return st.session_state[MODEL_KEY]
 
 
+def current_start_token() -> str | None:
+    """The session's start-token override for its chosen model; None = the documented rule."""
+    return (st.session_state.get(START_TOKEN_KEY) or "").strip() or None
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _cached_model(spec: str) -> LoadedModel:
-    return load_model(spec)
+def _cached_model(spec: str, start_token: str | None) -> LoadedModel:
+    return load_model(spec, start_token=start_token)
 
 
 def get_model(spec: str | None = None) -> LoadedModel:
-    """Load (once per process) the model for ``spec`` (default: the session's choice), with a spinner."""
+    """Load (once per process) the model for ``spec`` (default: the session's choice), with a spinner.
+
+    The start-token override applies to the session's chosen model only; reference and base models keep
+    their own rule.
+    """
     spec = spec or current_model_spec()
+    start_token = current_start_token() if spec == current_model_spec() else None
     with st.spinner(f"Loading {spec}… the first load of the bundled model dequantises it once (~20 s)."):
-        return _cached_model(spec)
+        return _cached_model(spec, start_token)
 
 
 def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
@@ -81,6 +92,13 @@ def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
             st.session_state[MODEL_KEY] = typed.strip()
     else:
         st.session_state[MODEL_KEY] = choice
+    with where.expander("Scoring options"):
+        planned = planned_start_token(st.session_state[MODEL_KEY])
+        st.text_input(
+            "Start token", key=START_TOKEN_KEY, placeholder=f"automatic: {planned}",
+            help="The token every passage is scored after. Leave empty for the documented rule (never a chat-role "
+            "token); it changes every score, so runs with another start token are stored apart.",
+        )
     return st.session_state[MODEL_KEY]
 
 

@@ -35,7 +35,7 @@ from core.viz.score_cards import card_description, split_headline
 from core.viz.token_curve import confidence_curve, confidence_figure
 from core.viz.token_heatmap import token_heatmap_block
 from core.viz.token_table import token_table_csv
-from ui.common import _cached_model, get_model, streamlit_progress
+from ui.common import _cached_model, current_start_token, get_model, streamlit_progress
 
 TEXT_A = "inspect_text_a"
 TEXT_B = "inspect_text_b"
@@ -119,7 +119,7 @@ def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, comp
         st.info(f"{' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty. Paste some text, pick an "
                 "example or upload a .txt file, then press **Analyse**.")
         return None
-    cached = cached_result(spec, passages, max_tokens, complete=complete)
+    cached = cached_result(spec, passages, max_tokens, complete=complete)  # keyed by the start token too
     if cached is not None:
         return cached
     try:
@@ -132,7 +132,7 @@ def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, comp
         return None
     result = InspectResult(spec, tuple(found), complete)
     cache: OrderedDict = st.session_state.setdefault(CACHE, OrderedDict())
-    cache[(spec, tuple(passages), max_tokens, complete)] = result
+    cache[(spec, current_start_token(), tuple(passages), max_tokens, complete)] = result
     while len(cache) > CACHE_SIZE:
         cache.popitem(last=False)
     return result
@@ -144,7 +144,7 @@ def cached_result(
     """This session's earlier result for the same inputs; a complete one also serves a fast request."""
     cache: OrderedDict = st.session_state.setdefault(CACHE, OrderedDict())
     for wanted in (True,) if complete else (True, False):
-        key = (spec, tuple(passages), max_tokens, wanted)
+        key = (spec, current_start_token(), tuple(passages), max_tokens, wanted)
         if key in cache:
             cache.move_to_end(key)
             return cache[key]
@@ -152,8 +152,8 @@ def cached_result(
 
 
 @st.cache_data(show_spinner="Scoring the two built-in reference examples once for this model…", max_entries=8)
-def cached_reference_points(spec: str) -> list[ReferencePoint]:
-    return reference_points(_cached_model(spec))
+def cached_reference_points(spec: str, start_token: str | None = None) -> list[ReferencePoint]:
+    return reference_points(_cached_model(spec, start_token))
 
 
 # ---------------------------------------------------------------- results
@@ -220,7 +220,7 @@ def render_heatmaps(result: InspectResult) -> None:
 def render_scores(result: InspectResult, methods: list[Method]) -> None:
     st.subheader("Scores")
     try:
-        references = cached_reference_points(result.model)
+        references = cached_reference_points(result.model, current_start_token())
     except LeakLensError as exc:
         references = []
         st.warning(f"Reference examples could not be scored: {exc}")

@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="membership benchmark: AUROC of every detector on a labelled dataset",
         description=(
             "Score a labelled dataset (1 = member, 0 = non-member) with every detector and report AUROC with a "
-            "95%% bootstrap CI and TPR at 1%% / 5%% FPR, next to a model-free blind baseline and an ensemble. "
+            "95% bootstrap CI and TPR at 1% / 5% FPR, next to a model-free blind baseline and an ensemble. "
             "Results go to the shared results store: an interrupted run resumes, a finished one is not recomputed."
         ),
     )

@@ -189,7 +189,8 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     infos = _backend(args).list()
-    emit_json(args, {"indexes": [_info_json(info) for info in infos]})
+    emit_json(args, {"indexes": [_info_json(info) for info in infos],
+                     "provenance": command_provenance(args, "overlap list", uses_model=False)})
     if args.json:
         return 0
     if not infos:
@@ -202,7 +203,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_delete(args: argparse.Namespace) -> int:
     _backend(args).delete(args.name)
-    emit_json(args, {"deleted": args.name})
+    emit_json(args, {"deleted": args.name,
+                     "provenance": command_provenance(args, "overlap delete", uses_model=False)})
     if not args.json:
         print(f"deleted {args.name}")
     return 0

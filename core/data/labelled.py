@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from core.config import PROJECT_ROOT
-from core.data.demo import demo_datasets
 from core.data.tables import SkippedRow, Table, load_rows
 from core.errors import DataError
 from core.store.fingerprint import fingerprint_rows
@@ -83,9 +82,7 @@ class LabelledDataset:
 
 
 def _known_datasets() -> dict[str, KnownDataset]:
-    known: dict[str, KnownDataset] = {
-        demo.title: KnownDataset(demo.source, None, None, demo.description) for demo in demo_datasets("membership")
-    }
+    known: dict[str, KnownDataset] = {}
     local = {
         "WikiMIA length 128 (local sample)": (
             "wikimia_length128.parquet",

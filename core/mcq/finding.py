@@ -3,8 +3,8 @@
 A model that never saw a benchmark finishes its options about as well in any order; the shuffled run is
 that yardstick. Per question, the published-order score minus the shuffled score is resampled (paired
 bootstrap, the project's one bootstrap) for a 95% interval of the drop:
-- exact completions drop, interval above 0 -> graded by its lower end: >= 0.5 options ``strong``,
-  >= 0.15 ``moderate``, else ``weak``;
+- exact completions drop, interval above 0 -> graded by its lower end: >= 0.25 options per question
+  ``strong``, >= 0.1 ``moderate``, else ``weak``;
 - only next-token hits drop -> ``weak``;
 - neither interval excludes 0 -> ``none``.
 """
@@ -17,8 +17,8 @@ from core.mcq.study import MCQReport
 from core.stats.bootstrap import DEFAULT_SEED, percentile_interval, resample_indices
 from core.stats.finding import Finding
 
-STRONG_DROP = 0.5
-MODERATE_DROP = 0.15
+STRONG_DROP = 0.25
+MODERATE_DROP = 0.1
 SMALL_BENCHMARK = 30
 
 

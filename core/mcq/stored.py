@@ -104,28 +104,6 @@ def run_stored_benchmark(
     return report, outcome.run, outcome.n_computed
 
 
-def save_report(store: ResultStore, report: MCQReport, *, model: str, benchmark: str) -> RunInfo:
-    """Store a report measured in memory (same rows and summary as a run measured through the store)."""
-    config = report.original.config
-    questions = [r.question for r in report.original.results]
-    permutation = report.permutation is not None
-    orders = report.permutation.questions if report.permutation else (None,) * len(questions)
-    outcomes = [QuestionOutcome(o, s, r) for o, s, r in zip(report.original.results, report.shuffled.results, orders)]
-    key = mcq_run_key(model, questions, config, shuffle_seed=report.mitigation.seed, permutation=permutation)
-    meta = {"dataset": benchmark, "model": model, "n_total": len(questions), "task": "mcq-memorization"}
-
-    def summarise(_samples: list[SampleRow]) -> dict[str, Any]:
-        payload = report.to_dict(model=model, benchmark=benchmark)
-        payload.pop("questions")
-        return payload
-
-    outcome = run_resumable(
-        store, RunRequest(KIND, key, meta), [str(q.index) for q in questions],
-        lambda positions: [_outcome_row(outcomes[i]) for i in positions], summarise, batch_size=max(1, len(questions)),
-    )
-    return outcome.run
-
-
 def _outcome_row(outcome: QuestionOutcome) -> SampleRow:
     question = outcome.original.question
     scores: dict[str, float] = {}

@@ -67,3 +67,18 @@ def test_demo_is_offered_and_extra_methods_show_the_passes_they_cost(store_path,
     assert f"Neighbourhood comparison (reworded neighbours; +{neighbours} passes per text)" in options
     assert "ReCaLL (non-member prefix; +1 pass per text)" in options
     assert "Reference model (needs a second model; +1 pass per text)" in options
+
+
+def test_start_token_option_keys_a_separate_run(store_path, open_page):
+    app = open_page(PAGE)
+    start = app.sidebar.text_input(key="leaklens_start_token")
+    assert start.value == "" and "<|endoftext|>" in start.placeholder  # the rule's choice, shown
+    app.number_input(key="mb_limit").set_value(8).run()
+    app.multiselect(key="mb_methods").set_value(["loss"]).run()
+    app.button(key="mb_run").click().run()
+    start.set_value("<|im_start|>").run()
+    app.button(key="mb_run").click().run()
+    assert not app.exception, app.exception
+    runs = ResultStore(store_path).list_runs(KIND)
+    assert len(runs) == 2  # another start token is another run, never the stored one read back
+    assert {r.key["start_token"] for r in runs} == {"<|endoftext|>", "<|im_start|>"}
