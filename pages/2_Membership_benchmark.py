@@ -27,12 +27,12 @@ from ui.common import (
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, known_examples, unique_examples
 
 RESULTS_KEY = "membership_benchmark_runs"
+# Methods beyond the standard set: (name, what it needs); the pass count comes from ``auxiliary_cost``.
 EXTRA_METHODS = {
     "recall": ("ReCaLL", "non-member prefix"),
     "neighbourhood": ("Neighbourhood comparison", "reworded neighbours"),
     "reference": ("Reference model", "needs a second model"),
 }
-"""Methods beyond the standard set: (name, what it needs); the pass count comes from ``auxiliary_cost``."""
 EXAMPLES = unique_examples(demo_examples("membership"), known_examples(KNOWN_DATASETS))
 
 page_setup("Membership benchmark")

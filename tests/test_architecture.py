@@ -82,3 +82,16 @@ def test_core_modules_live_in_feature_packages():
     packages = {p.parent.name for p in CORE.glob("*/__init__.py")}
     assert {"engine", "methods", "stats", "data", "store", "membership", "leakage", "mcq", "overlap", "viz",
             "cli"} <= packages
+
+
+def test_pages_hold_no_bare_strings_streamlit_would_print():
+    """Streamlit's "magic" renders a bare string statement on the page: only the docstring may be one."""
+    pages = sorted((CORE.parent / "pages").glob("*.py")) + [CORE.parent / "app.py"]
+    found = [
+        f"{path.name}:{node.lineno}"
+        for path in pages
+        for index, node in enumerate(ast.parse(path.read_text()).body)
+        if index > 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    ]
+    assert found == [], f"bare strings a page would print: {found}"
