@@ -12,6 +12,7 @@ from core.engine.auxiliary import auxiliary_cost
 from core.engine.models import available_bundled_models
 from core.errors import LeakLensError
 from core.membership.benchmark import BenchmarkResult, result_from_store, run_membership_benchmark
+from core.membership.finding import membership_finding
 from core.methods import default_methods, parse_methods
 from core.methods.reference import DEFAULT_REFERENCE
 from core.store.results import ResultStore
@@ -25,6 +26,7 @@ from ui.common import (
     streamlit_progress,
 )
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, known_examples, unique_examples
+from ui.finding import finding_banner
 
 RESULTS_KEY = "membership_benchmark_runs"
 # Methods beyond the standard set: (name, what it needs); the pass count comes from ``auxiliary_cost``.
@@ -87,6 +89,7 @@ def _method_picker() -> tuple[list, str | None]:
 def _show_result(result: BenchmarkResult, key_prefix: str) -> None:
     origin = "read from the store" if result.from_store else f"{result.n_computed} texts scored"
     st.subheader(f"{result.dataset} · {result.model}")
+    finding_banner(membership_finding(result))
     st.caption(f"{result.n} texts ({sum(result.labels)} members) · run {result.run_id} · {origin}")
     rows = result.table_rows()
     st.dataframe(

@@ -10,6 +10,7 @@ from core.data.problems import BUILTIN, HUMANEVAL, SKY_SHADOW, ProblemSet, load_
 from core.engine.models import available_bundled_models
 from core.errors import LeakLensError
 from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport, ModelRequest
+from core.leakage.finding import leakage_finding
 from core.leakage.run import run_leakage_test
 from core.store.results import ResultStore
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
@@ -22,6 +23,7 @@ from ui.common import (
     streamlit_progress,
 )
 from ui.dataset_picker import DatasetChoice, ReadyExample, dataset_picker
+from ui.finding import finding_banner
 
 REPORT_KEY = "loss_delta_report"
 TEST_EXAMPLES = [ReadyExample("HumanEval (offline, 164 problems)", HUMANEVAL),
@@ -49,6 +51,7 @@ def _load(choice: DatasetChoice, columns: dict, limit: int | None) -> ProblemSet
 
 
 def _show(report: LeakageReport, threshold: float) -> None:
+    finding_banner(leakage_finding(report))
     first = report.models[0].stats
     pairing = "paired by task id" if report.paired else "unpaired (different task ids)"
     st.caption(f"{html.escape(report.test_name)}: {first.n_test} problems · {html.escape(report.ref_name)}: "

@@ -13,6 +13,7 @@ from core.data.questions import MCQColumns, MCQDataset, PromptLayout, load_mcq, 
 from core.data.tables import load_uploaded
 from core.errors import LeakLensError
 from core.mcq.completion import MCQConfig
+from core.mcq.finding import mcq_finding
 from core.mcq.match import SIMILARITY_METRICS
 from core.mcq.stored import run_stored_benchmark
 from core.mcq.study import MCQReport
@@ -28,6 +29,7 @@ from ui.common import (
     streamlit_progress,
 )
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, file_examples
+from ui.finding import finding_banner
 
 REPORT_KEY = "mcq_report"
 
@@ -78,11 +80,13 @@ def _rows_csv(rows: list[dict]) -> str:
 
 
 def _show(report: MCQReport, kind: str, model: str, benchmark: str) -> None:
+    finding_banner(mcq_finding(report))
     payload = report.to_dict(model=model, benchmark=benchmark)
+    k = report.original.n_options
     cols = st.columns(4)
     cols[0].metric("Questions", payload["n"])
-    cols[1].metric(f"Mean score, original ({kind})", f"{report.original.summary(kind).mean:.2f}")
-    cols[2].metric(f"Mean score, shuffled ({kind})", f"{report.shuffled.summary(kind).mean:.2f}")
+    cols[1].metric(f"Mean score, original ({kind})", f"{report.original.summary(kind).mean:.2f} of {k}")
+    cols[2].metric(f"Mean score, shuffled ({kind})", f"{report.shuffled.summary(kind).mean:.2f} of {k}")
     cols[3].metric("Mitigation (drop)", f"{report.mitigation.drop(kind):+.2f}")
     st.plotly_chart(mcq_score_distribution(report, kind), width="stretch", key="mcq_dist")
 

@@ -13,9 +13,11 @@ import streamlit as st
 
 from core.data.tables import SkippedRow
 from core.overlap.backends.base import IndexInfo
+from core.overlap.finding import overlap_finding
 from core.overlap.run import SearchOutcome, match_location
 from core.overlap.sources import skipped_note
 from core.viz.overlap_plots import contamination_heatmap, highlighted_html
+from ui.finding import finding_banner
 
 MAX_SHOWN = 50
 STYLE = """<style>
@@ -47,8 +49,9 @@ def index_table(infos: Sequence[IndexInfo]) -> None:
 
 def search_results(outcome: SearchOutcome) -> None:
     """Heatmap, report table, downloads, decontaminated files and the best matches side by side."""
-    warn_skipped("Test set", outcome.skipped)
     report = outcome.report
+    finding_banner(overlap_finding(report))
+    warn_skipped("Test set", outcome.skipped)
     st.plotly_chart(contamination_heatmap(report), key="overlap_heatmap")
     st.dataframe([dict(zip(report.table()[0], row)) for row in report.table()[1:]], hide_index=True,
                  key="overlap_report_table")

@@ -30,7 +30,8 @@ def model_options(*, repeatable: bool = False) -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("model")
     if repeatable:
-        group.add_argument("--model", action="append", required=True, help=MODEL_HELP + "; repeat for several")
+        group.add_argument("--model", action="append",
+                           help=f"{MODEL_HELP}; repeat for several (default {DEFAULT_MODEL})")
     else:
         group.add_argument("--model", default=DEFAULT_MODEL, help=f"{MODEL_HELP} (default {DEFAULT_MODEL})")
     group.add_argument(
@@ -109,7 +110,10 @@ def setup_from_args(args: argparse.Namespace) -> ScoringSetup:
 
 
 def tested_models(args: argparse.Namespace) -> list[str]:
-    return list(args.model) if isinstance(args.model, list) else [args.model]
+    """The ``--model`` values; a repeatable ``--model`` given no value means the default model."""
+    if isinstance(args.model, list):
+        return list(args.model)
+    return [args.model or DEFAULT_MODEL]
 
 
 def start_token_for(args: argparse.Namespace, spec: str) -> str | None:

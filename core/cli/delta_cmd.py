@@ -21,6 +21,7 @@ from core.cli.common import (
     setup_from_args,
     store_options,
 )
+from core.engine.models import DEFAULT_MODEL
 from core.errors import DataError
 
 
@@ -78,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resamples < 1:
         raise DataError("--resamples must be at least 1.")
+    args.model = args.model or [DEFAULT_MODEL]
     requests = requests_from_args(args.model, args.base_model)
     columns = {"id_column": args.id_col, "prompt_column": args.prompt_col, "solution_column": args.solution_col,
                "split": args.split, "config": args.config, **limit_options(args)}

@@ -82,3 +82,20 @@ def test_start_token_option_keys_a_separate_run(store_path, open_page):
     runs = ResultStore(store_path).list_runs(KIND)
     assert len(runs) == 2  # another start token is another run, never the stored one read back
     assert {r.key["start_token"] for r in runs} == {"<|endoftext|>", "<|im_start|>"}
+
+
+def test_result_leads_with_the_verdict_banner(store_path, open_page):
+    from core.membership.benchmark import result_from_store
+    from core.membership.finding import membership_finding
+
+    app = open_page(PAGE)
+    app.number_input(key="mb_limit").set_value(12).run()
+    app.multiselect(key="mb_methods").set_value(["loss"]).run()
+    app.button(key="mb_run").click().run()
+    assert not app.exception, app.exception
+    (run,) = ResultStore(store_path).list_runs(KIND)
+    finding = membership_finding(result_from_store(ResultStore(store_path), run))
+    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    assert len(banners) == 1 and f'data-level="{finding.level}"' in banners[0]
+    # On a random model and 12 texts nothing can be concluded: the banner must not claim evidence.
+    assert finding.level in ("inconclusive", "none", "confounded")
