@@ -94,3 +94,10 @@ def test_smollm2_recognises_gettysburg_but_not_a_fresh_paragraph(capsys, smollm2
     fresh = run_json(capsys, "--model", "smollm2-135m", "--text", FRESH, "--methods", "loss")
     assert famous["perplexity"] < 30
     assert fresh["perplexity"] > 60
+
+
+def test_detectors_with_extra_passes_score_one_passage(capsys):
+    payload = run_json(capsys, "--model", "tiny-random", "--methods", "loss", "recall",
+                       "--text", "A passage long enough for a prefix comparison to mean something.")
+    assert set(payload["scores"]) == {"loss", next(k for k in payload["scores"] if k.startswith("recall"))}
+    assert all(isinstance(v, float) for v in payload["scores"].values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.engine.auxiliary import compute_auxiliary, needed_passes
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import MAX_KGRAM, TokenRecords, score_texts
@@ -39,9 +40,12 @@ def analyse_passages(
     """Score ``texts`` in one batched pass and apply ``methods`` (default: the standard set).
 
     kgram_max defaults to what the methods need; pass ``MAX_KGRAM`` to keep all k-gram columns for display.
+    Methods that compare against an extra pass (reference model, neighbours, ReCaLL prefix) get exactly
+    the passes they need, computed once for all texts.
     """
     methods = list(methods) if methods is not None else default_methods()
     needed = kgram_needed(methods)
     kgram = needed if kgram_max is None else max(min(kgram_max, MAX_KGRAM), needed)
     records = score_texts(lm, texts, kgram_max=kgram, max_tokens=max_tokens, progress=progress)
-    return [PassageAnalysis(records=r, scores=score_all(methods, r)) for r in records]
+    extra = compute_auxiliary(lm, texts, methods, records) if needed_passes(methods) else [None] * len(records)
+    return [PassageAnalysis(records=r, scores=score_all(methods, r, aux)) for r, aux in zip(records, extra)]
