@@ -12,7 +12,7 @@ from core.store.results import ResultStore
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 
-def test_stored_run_round_trip(tiny_lm, tmp_path):
+def test_save_report_round_trip(tiny_lm, tmp_path):
     from core.mcq.completion import MCQConfig
 
     questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=2).questions
