@@ -5,7 +5,16 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common import current_model_spec, model_picker, page_setup
-from ui.inspect import RESULT, analyse, calibration_option, max_tokens_option, passage_inputs, render_result
+from ui.freshness import keep_result, show_result
+from ui.inspect import (
+    RESULT,
+    analyse,
+    calibration_option,
+    current_inputs,
+    max_tokens_option,
+    passage_inputs,
+    render_result,
+)
 
 page_setup("Inspect a passage")
 model_picker()
@@ -18,18 +27,15 @@ st.markdown(
 passages = passage_inputs()
 max_tokens = max_tokens_option()
 calibration_option(current_model_spec())
+inputs = current_inputs(passages, max_tokens)
 if st.button("Analyse", type="primary", key="inspect_analyse", icon=":material/play_arrow:"):
     spec = current_model_spec()
     # Fast first view (main pass only), then the k-gram pass; the rerun redraws with everything.
     first = analyse(spec, passages, max_tokens, complete=False)
-    st.session_state[RESULT] = first
+    keep_result(RESULT, first, inputs)
     if first is not None and not first.complete:
-        render_result(first)
-        st.session_state[RESULT] = analyse(spec, passages, max_tokens, complete=True)
+        show_result(RESULT, inputs, render_result, action="Analyse")
+        keep_result(RESULT, analyse(spec, passages, max_tokens, complete=True), inputs)
         st.rerun()
 
-result = st.session_state.get(RESULT)
-if result is not None:
-    if result.model != current_model_spec():
-        st.info(f"These results are for `{result.model}`. Press **Analyse** to score with `{current_model_spec()}`.")
-    render_result(result)
+show_result(RESULT, inputs, render_result, action="Analyse")

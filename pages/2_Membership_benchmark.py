@@ -27,6 +27,7 @@ from ui.common import (
 )
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, known_examples, unique_examples
 from ui.finding import finding_banner
+from ui.freshness import keep_result, setting, show_result
 
 RESULTS_KEY = "membership_benchmark_runs"
 # Methods beyond the standard set: (name, what it needs); the pass count comes from ``auxiliary_cost``.
@@ -153,6 +154,11 @@ if dataset is not None:
     if dataset.skipped:
         st.caption(dataset.skipped_summary())
 
+inputs = [setting("dataset", choice), setting("text column", text_col or "auto"),
+          setting("label column", label_col or "auto"), setting("sample size", limit or "all rows"),
+          setting("sample seed", seed), setting("models", tuple(models)),
+          setting("methods", tuple(m.key for m in methods)), setting("reference model", reference),
+          setting("start token", current_start_token() or "automatic")]
 run_clicked = st.button("Run benchmark", type="primary", disabled=choice is None or not methods or not models,
                         key="mb_run")
 if run_clicked and choice is not None:
@@ -167,12 +173,12 @@ if run_clicked and choice is not None:
                                               progress=progress, load_model=get_model,
                                               start_token=current_start_token())
             finished.append((result.run_id, result.n_computed))
-        st.session_state[RESULTS_KEY] = finished
+        keep_result(RESULTS_KEY, finished, inputs)
     except LeakLensError as exc:
         st.error(str(exc))
 
-run_ids = st.session_state.get(RESULTS_KEY, [])
-if run_ids:
+
+def _show_runs(run_ids: list[tuple[str, int]]) -> None:
     store = ResultStore()
     for index, (run_id, n_computed) in enumerate(run_ids):
         run = store.get_run(run_id)
@@ -183,5 +189,7 @@ if run_ids:
             _show_result(result, key_prefix=f"run{index}")
         except LeakLensError as exc:
             st.error(str(exc))
-elif choice is None:
+
+
+if not show_result(RESULTS_KEY, inputs, _show_runs, action="Run benchmark") and choice is None:
     st.info("Choose a dataset to start: a ready example, an uploaded file, a local path or a hub dataset id.")

@@ -24,6 +24,7 @@ from ui.common import (
 )
 from ui.dataset_picker import DatasetChoice, ReadyExample, dataset_picker
 from ui.finding import finding_banner
+from ui.freshness import keep_result, setting, show_result
 
 REPORT_KEY = "loss_delta_report"
 TEST_EXAMPLES = [ReadyExample("HumanEval (offline, 164 problems)", HUMANEVAL),
@@ -128,6 +129,12 @@ if models:
         bases[spec] = base_cols[index % len(base_cols)].text_input(
             f"Base of {spec}", placeholder="none", key=f"ld_base_{index}").strip()
 
+inputs = [setting("test set", test_choice), setting("reference set", ref_choice),
+          setting("task id column", id_col or "auto"), setting("prompt column", prompt_col or "auto"),
+          setting("solution column", solution_col or "auto"), setting("problems per set", limit or "all"),
+          setting("pairing", pairing), setting("models", tuple(models)),
+          setting("base models", {spec: base for spec, base in bases.items() if base}),
+          setting("start token", current_start_token() or "automatic")]
 run_clicked = st.button("Run loss-delta test", type="primary",
                         disabled=test_choice is None or ref_choice is None or not models, key="ld_run")
 if run_clicked and test_choice is not None and ref_choice is not None:
@@ -139,12 +146,10 @@ if run_clicked and test_choice is not None and ref_choice is not None:
         progress = streamlit_progress(f"Scoring {len(test)} + {len(ref)} solutions per model")
         report = run_leakage_test(test, ref, requests, load=get_model, pairing=pairing, store=ResultStore(),
                                   progress=progress, start_token=current_start_token())
-        st.session_state[REPORT_KEY] = report
+        keep_result(REPORT_KEY, report, inputs)
     except LeakLensError as exc:
         st.error(str(exc))
 
-report = st.session_state.get(REPORT_KEY)
-if report is not None:
-    _show(report, threshold)
-elif test_choice is None or ref_choice is None:
+shown = show_result(REPORT_KEY, inputs, lambda report: _show(report, threshold), action="Run loss-delta test")
+if not shown and (test_choice is None or ref_choice is None):
     st.info("Choose a test set and a reference set to start.")

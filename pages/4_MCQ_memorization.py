@@ -30,6 +30,7 @@ from ui.common import (
 )
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, file_examples
 from ui.finding import finding_banner
+from ui.freshness import keep_result, setting, show_result
 
 REPORT_KEY = "mcq_report"
 
@@ -123,7 +124,8 @@ def _show(report: MCQReport, kind: str, model: str, benchmark: str) -> None:
 
 choice = dataset_picker("Benchmark", EXAMPLES, key="mcq", path_placeholder="/data/exam.jsonl",
                         hub_placeholder="cais/mmlu", split_placeholder="test")
-with st.form("mcq_form"):
+# No form: a form would run on Enter in any field, and would show edited values the results do not reflect.
+with st.container(border=True):
     left, middle, right = st.columns(3)
     limit = left.number_input("Sample size (questions)", 1, 5000, 20, key="mcq_limit")
     probe = middle.selectbox("Probe shown", ["completion", "next_token", "similar"],
@@ -140,8 +142,15 @@ with st.form("mcq_form"):
         option_cols = c2.text_input("Option columns", "A,B,C,D", key="mcq_ocols")
         answer_col = c3.text_input("Answer column", "answer", key="mcq_acol")
         option_template = c4.text_input("Option layout", "{letter}. {text}", key="mcq_otemplate")
-    submitted = st.form_submit_button("Run", type="primary", key="mcq_run")
+    submitted = st.button("Run", type="primary", key="mcq_run")
 
+# The probe shown is a view of the same measurements, so it is not an input.
+inputs = [setting("model", current_model_spec()), setting("start token", current_start_token() or "automatic"),
+          setting("benchmark", choice), setting("sample size", int(limit)), setting("cut", cut),
+          setting("shuffle seed", int(seed)), setting("similarity", metric), setting("similarity threshold", threshold),
+          setting("option-order test", permutation), setting("question column", question_col),
+          setting("option columns", option_cols), setting("answer column", answer_col),
+          setting("option layout", option_template)]
 if submitted:
     if choice is None:
         st.warning("Choose a benchmark first.")
@@ -157,16 +166,15 @@ if submitted:
                 dataset.questions, config, load=lambda: get_model(spec), store=ResultStore(), model=spec,
                 benchmark=dataset.source, shuffle_seed=int(seed), permutation=permutation,
                 progress=streamlit_progress("Probing original and shuffled options"), start_token=current_start_token())
-            st.session_state[REPORT_KEY] = MCQRun(report, spec, dataset.source, dataset.skipped_summary()
-                                                  if dataset.skipped else "", run.run_id, n_computed)
+            keep_result(REPORT_KEY, MCQRun(report, spec, dataset.source, dataset.skipped_summary()
+                                           if dataset.skipped else "", run.run_id, n_computed), inputs)
         except LeakLensError as exc:
             st.error(str(exc))
 
-shown: MCQRun | None = st.session_state.get(REPORT_KEY)
-if shown is not None:
+
+def _show_run(shown: MCQRun) -> None:
     if shown.skipped:
         st.caption(shown.skipped)
-    st.caption(f"Model `{shown.model}` · benchmark `{shown.benchmark}`")
     if shown.n_computed:
         st.success(f"{shown.n_computed} questions measured and stored as run {shown.run_id} (kind mcq); "
                    "an identical run is read back from the store. See the Results page.")
@@ -174,3 +182,6 @@ if shown is not None:
         st.success(f"Read from the store: run {shown.run_id} (kind mcq) measured these questions earlier, so "
                    "nothing was recomputed. See the Results page.")
     _show(shown.report, probe, shown.model, shown.benchmark)
+
+
+show_result(REPORT_KEY, inputs, _show_run, action="Run")

@@ -16,7 +16,8 @@ from core.overlap.run import run_search
 from core.overlap.sources import keep_upload, load_eval_set, training_sources
 from ui.common import model_picker, page_setup, streamlit_progress
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples
-from ui.overlap import index_table, search_results, warn_skipped
+from ui.freshness import keep_result, setting, show_result
+from ui.overlap import index_table, indexes_input, search_results, warn_skipped
 
 RESULT_KEY = "overlap_result"
 
@@ -111,38 +112,41 @@ with tab_search:
     names = [i.name for i in infos]
     if not names:
         st.info("Build an index first (Indexes tab): the ready example indexes a small demo corpus in seconds.")
-    else:
-        test = dataset_picker("Test set", demo_examples("overlap-test"), key="overlap_test",
-                              path_placeholder="/data/eval.jsonl", hub_placeholder="cais/mmlu",
-                              split_placeholder="test")
-        with st.form("overlap_search"):
-            chosen = st.multiselect("Indexes", names, default=names[:1], key="overlap_indexes")
-            col1, col2, col3 = st.columns(3)
-            field = col1.text_input("Text field", placeholder="auto: question, text, prompt, …", key="overlap_field")
-            id_field = col2.text_input("Id field (optional)", key="overlap_id_field")
-            mode = col3.selectbox("Mode", ["ngram", "exact", "vector"], key="overlap_mode")
-            col4, col5, col6 = st.columns(3)
-            n = col4.number_input("n-gram size", 1, 64, DEFAULT_NGRAM_SIZE, key="overlap_ngram")
-            threshold = col5.number_input("Match threshold (empty: raw scores)", 0.0, 1.0, value=None, step=0.05,
-                                          key="overlap_threshold")
-            search_size = col6.number_input("Search size (Elasticsearch)", 1, 10000, DEFAULT_SEARCH_SIZE,
-                                            key="overlap_search_size")
-            clean = st.checkbox("Write decontaminated training files", key="overlap_decontaminate")
-            go = st.form_submit_button("Search", type="primary")
-        if go:
-            try:
-                if test is None:
-                    raise DataError("Give a test set: a ready example, an upload, a file path or a hub dataset id.")
-                settings = SearchSettings(mode=mode, ngram_size=int(n), match_threshold=threshold,
-                                          search_size=int(search_size))
-                test_set = load_eval_set(test.source, field.strip() or None, id_field=id_field.strip() or None,
-                                         split=test.split, config=test.config, data=test.data)
-                st.session_state[RESULT_KEY] = run_search(
-                    backend, chosen, [test_set], settings, tempfile.mkdtemp(prefix="leaklens-overlap-"), clean=clean,
-                    progress=streamlit_progress("Searching test instances"))
-            except LeakLensError as exc:
-                st.error(str(exc))
+    test = dataset_picker("Test set", demo_examples("overlap-test"), key="overlap_test",
+                          path_placeholder="/data/eval.jsonl", hub_placeholder="cais/mmlu", split_placeholder="test")
+    # No form: a form would search on Enter in any field, and would show edited values the results do not reflect.
+    with st.container(border=True):
+        # Drawn only once an index exists, so that the first index built becomes the default choice.
+        chosen = st.multiselect("Indexes", names, default=names[:1], key="overlap_indexes") if names else []
+        col1, col2, col3 = st.columns(3)
+        field = col1.text_input("Text field", placeholder="auto: question, text, prompt, …", key="overlap_field")
+        id_field = col2.text_input("Id field (optional)", key="overlap_id_field")
+        mode = col3.selectbox("Mode", ["ngram", "exact", "vector"], key="overlap_mode")
+        col4, col5, col6 = st.columns(3)
+        n = col4.number_input("n-gram size", 1, 64, DEFAULT_NGRAM_SIZE, key="overlap_ngram")
+        threshold = col5.number_input("Match threshold (empty: raw scores)", 0.0, 1.0, value=None, step=0.05,
+                                      key="overlap_threshold")
+        search_size = col6.number_input("Search size (Elasticsearch)", 1, 10000, DEFAULT_SEARCH_SIZE,
+                                        key="overlap_search_size")
+        clean = st.checkbox("Write decontaminated training files", key="overlap_decontaminate")
+        go = st.button("Search", type="primary", key="overlap_search", disabled=not names)
+    inputs = [setting("backend", f"{backend_kind} {es_url}".strip()), indexes_input(chosen, infos),
+              setting("test set", test), setting("text field", field.strip() or "auto"),
+              setting("id field", id_field.strip() or None), setting("mode", mode), setting("n-gram size", int(n)),
+              setting("match threshold", threshold), setting("search size", int(search_size)),
+              setting("decontaminated files", clean)]
+    if go:
+        try:
+            if test is None:
+                raise DataError("Give a test set: a ready example, an upload, a file path or a hub dataset id.")
+            settings = SearchSettings(mode=mode, ngram_size=int(n), match_threshold=threshold,
+                                      search_size=int(search_size))
+            test_set = load_eval_set(test.source, field.strip() or None, id_field=id_field.strip() or None,
+                                     split=test.split, config=test.config, data=test.data)
+            keep_result(RESULT_KEY, run_search(
+                backend, chosen, [test_set], settings, tempfile.mkdtemp(prefix="leaklens-overlap-"), clean=clean,
+                progress=streamlit_progress("Searching test instances")), inputs)
+        except LeakLensError as exc:
+            st.error(str(exc))
 
-    outcome = st.session_state.get(RESULT_KEY)
-    if outcome is not None:
-        search_results(outcome)
+    show_result(RESULT_KEY, inputs, search_results, action="Search")

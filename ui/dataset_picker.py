@@ -53,6 +53,14 @@ class DatasetChoice:
         return not self.is_upload and not is_demo_source(self.source) and not is_local_source(self.source)
 
     @property
+    def brief(self) -> str:
+        """How a result names the data it was computed on (an upload by its file name)."""
+        if self.is_upload:
+            return f"upload {self.source}"
+        extras = [f"{name} {value}" for name, value in (("split", self.split), ("config", self.config)) if value]
+        return self.source + (f" ({', '.join(extras)})" if extras else "")
+
+    @property
     def sources(self) -> list[str]:
         """The comma-separated sources typed into a picker that takes several (``several=True``)."""
         return [s.strip() for s in self.source.split(",") if s.strip()]

@@ -13,8 +13,14 @@ import streamlit as st
 
 from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE, Example
 from core.engine.scoring import MAX_KGRAM
+from core.engine.setup import resolve_setup
 from core.errors import LeakLensError
-from core.membership.calibration import calibration_from_run, calibration_label, calibration_runs
+from core.membership.calibration import (
+    calibration_from_run,
+    calibration_label,
+    calibration_runs,
+    stored_fresh_calibration,
+)
 from core.membership.inspection import (
     DEFAULT_MAX_TOKENS,
     InspectedPassage,
@@ -22,6 +28,7 @@ from core.membership.inspection import (
     inspect_passages,
     reference_points,
 )
+from core.membership.passage_finding import PassagePlacement, place_passage, placement_finding
 from core.membership.summary import (
     Calibration,
     ReferencePoint,
@@ -31,11 +38,14 @@ from core.membership.summary import (
 )
 from core.methods import Method, default_methods
 from core.store.results import ResultStore
+from core.viz.calibration_plot import placement_strip
 from core.viz.score_cards import card_description, split_headline
 from core.viz.token_curve import confidence_curve, confidence_figure
 from core.viz.token_heatmap import token_heatmap_block
 from core.viz.token_table import token_table_csv
-from ui.common import _cached_model, current_start_token, get_model, streamlit_progress
+from ui.common import _cached_model, current_model_spec, current_start_token, get_model, streamlit_progress
+from ui.finding import finding_banner
+from ui.freshness import Input, setting, typed_text
 
 TEXT_A = "inspect_text_a"
 TEXT_B = "inspect_text_b"
@@ -57,6 +67,8 @@ class InspectResult:
     passages: tuple[InspectedPassage, ...]
     complete: bool
     """False for the fast first view: no k-gram columns and no k-gram scores yet."""
+    placements: tuple[PassagePlacement | None, ...] = ()
+    """Each passage among the freshly written calibration passages of similar length (empty when unavailable)."""
 
 
 # ---------------------------------------------------------------- input
@@ -107,6 +119,18 @@ def passage_inputs() -> list[tuple[str, str]]:
     return [("Passage A", st.session_state[TEXT_A]), ("Passage B", st.session_state[TEXT_B])]
 
 
+def current_inputs(passages: list[tuple[str, str]], max_tokens: int) -> list[Input]:
+    """Everything a shown result depends on: a result computed for other inputs is marked out of date.
+
+    The passages keep their labels whether or not the comparison is on, so switching it on reads as
+    "a second passage was added" rather than as a new first passage.
+    """
+    texts = [typed_text("passage", passages[0][1])]
+    texts += [typed_text("second passage", text) for _, text in passages[1:]]
+    return [setting("model", current_model_spec()), setting("start token", current_start_token() or "automatic"),
+            *texts, setting("token limit", max_tokens)]
+
+
 # ---------------------------------------------------------------- computation
 
 def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, complete: bool) -> InspectResult | None:
@@ -130,12 +154,26 @@ def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, comp
     except LeakLensError as exc:
         st.error(str(exc))
         return None
-    result = InspectResult(spec, tuple(found), complete)
+    result = InspectResult(spec, tuple(found), complete, _placements(lm, found))
     cache: OrderedDict = st.session_state.setdefault(CACHE, OrderedDict())
     cache[(spec, current_start_token(), tuple(passages), max_tokens, complete)] = result
     while len(cache) > CACHE_SIZE:
         cache.popitem(last=False)
     return result
+
+
+def _placements(lm, found) -> tuple[PassagePlacement | None, ...]:
+    """Place every passage among the fresh calibration passages, scored once per model and kept in the store."""
+    try:
+        calibration = stored_fresh_calibration(
+            lm.spec, get_model=lambda: lm, store=ResultStore(), setup=resolve_setup(),
+            start_token=current_start_token(),
+            progress=streamlit_progress("Scoring LeakLens's freshly written passages once for this model"),
+        )
+        return tuple(place_passage(p.analysis.scores, p.analysis.records.n_tokens, calibration) for p in found)
+    except LeakLensError as exc:
+        st.caption(f"No comparison with freshly written passages: {exc}")
+        return ()
 
 
 def cached_result(
@@ -288,10 +326,25 @@ RESULT_CSS = """
 """
 
 
+def render_placements(result: InspectResult) -> None:
+    """The verdict first: how the passage compares with freshly written text of similar length."""
+    for passage, placement in zip(result.passages, result.placements):
+        if placement is None:
+            continue
+        if len(result.passages) > 1:
+            st.markdown(f"**{passage.name}**")
+        finding_banner(placement_finding(placement))
+        loss = placement.method("loss")
+        if loss is not None:
+            st.plotly_chart(placement_strip(loss, passage.name), width="stretch",
+                            key=f"placement_{passage.name.replace(' ', '_')}")
+
+
 def render_result(result: InspectResult) -> None:
     methods = default_methods()
     st.html(RESULT_CSS)
     render_truncation(result)
+    render_placements(result)
     render_curve(result)
     render_heatmaps(result)
     render_scores(result, methods)

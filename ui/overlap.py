@@ -18,6 +18,7 @@ from core.overlap.run import SearchOutcome, match_location
 from core.overlap.sources import skipped_note
 from core.viz.overlap_plots import contamination_heatmap, highlighted_html
 from ui.finding import finding_banner
+from ui.freshness import Input, brief
 
 MAX_SHOWN = 50
 STYLE = """<style>
@@ -45,6 +46,17 @@ def index_table(infos: Sequence[IndexInfo]) -> None:
         hide_index=True,
         key="overlap_index_table",
     )
+
+
+def indexes_input(chosen: Sequence[str], infos: Sequence[IndexInfo]) -> Input:
+    """The searched indexes as a result's input, by name and content (documents per training set, size on
+    disk): an index rebuilt from other data under the same name marks the results out of date."""
+    by_name = {i.name: i for i in infos}
+    identity = []
+    for name in chosen:
+        info = by_name.get(name)
+        identity.append((name, info.n_docs, info.size_bytes, tuple(info.datasets.items())) if info else (name,))
+    return Input("indexes", tuple(identity), brief(list(chosen)))
 
 
 def search_results(outcome: SearchOutcome) -> None:

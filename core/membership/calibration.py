@@ -4,16 +4,41 @@ A finished benchmark run already holds every sample's score per method with its 
 known members and non-members a ``Calibration`` needs, with no model pass. Only runs scored with today's
 score definitions qualify (older runs have some scores with the opposite sign), and runs of the model
 being inspected come first, since scores of different models are not comparable.
+
+The shipped set of freshly written passages (``assets/calibration/fresh_passages.jsonl``) is the other
+kind of calibration: texts no model can have trained on, so a passage scoring above nearly all of them is
+unusually predictable. Each model scores that set once; its scores live in the results store (kind
+``calibration``) and are read back on every later call, through the one resumable run loop.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from core.errors import LeakLensError
+from core.config import ASSETS_DIR
+from core.data.tables import load_rows
+from core.engine.identity import model_identity, model_key
+from core.engine.models import LoadedModel
+from core.engine.progress import ProgressCallback
+from core.engine.setup import ScoringSetup, resolve_setup
+from core.errors import DataError, LeakLensError
 from core.membership.benchmark import KIND, SCORE_DEFINITIONS
 from core.membership.summary import Calibration
-from core.store.results import ResultStore, RunInfo
+from core.methods import Method, default_methods, score_all
+from core.store.fingerprint import fingerprint_rows
+from core.store.provenance import build_provenance
+from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
+from core.store.runloop import RunRequest, run_resumable, weights_changed_note
+
+FRESH_PASSAGES_PATH = ASSETS_DIR / "calibration" / "fresh_passages.jsonl"
+FRESH_KIND = "calibration"
+"""Store kind of a model's scores on the fresh passages."""
+FRESH_SET_NAME = "fresh calibration passages"
+DEFAULT_FRESH_BATCH_SIZE = 16
 
 
 def calibration_runs(store: ResultStore, model: str | None = None) -> list[RunInfo]:
@@ -49,3 +74,171 @@ def calibration_from_run(store: ResultStore, run: RunInfo) -> Calibration:
     if not members or not non_members:
         raise LeakLensError(f"Run {run.run_id} has no scored members or no scored non-members to calibrate with.")
     return Calibration(calibration_label(run), members=members, non_members=non_members)
+
+
+@dataclass(frozen=True)
+class FreshPassage:
+    """One freshly written calibration passage (never published, so no model trained on it)."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class FreshCalibration:
+    """One model's scores on the fresh passages, in file order, read from (or written to) the store."""
+
+    model: str
+    run_id: str
+    ids: tuple[str, ...]
+    n_tokens: tuple[int, ...]
+    """Tokens scored per passage under this model's tokenizer (lengths are compared in tokens)."""
+    scores: Mapping[str, tuple[float, ...]]
+    """Per method key, one score per passage (higher = more predictable); NaN where a method failed."""
+    method_labels: Mapping[str, str] = field(default_factory=dict)
+    n_computed: int = 0
+    """Passages scored by this call (0 when everything came from the store)."""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def from_store(self) -> bool:
+        return self.n_computed == 0
+
+    def label(self, key: str) -> str:
+        return self.method_labels.get(key, key)
+
+
+def load_fresh_passages(path: str | Path = FRESH_PASSAGES_PATH) -> tuple[FreshPassage, ...]:
+    """The calibration passages of a JSONL file with ``id`` and ``text``; strict, since every row is compared."""
+    table = load_rows(str(path))
+    table.require_columns("id", "text")
+    if table.skipped:
+        raise DataError(f"{path}: {table.skipped_summary()}; fix those lines, every passage is used.")
+    passages = tuple(FreshPassage(str(row["id"]), str(row["text"])) for row in table.rows)
+    empty = [p.id for p in passages if not p.text.strip()]
+    if empty:
+        raise DataError(f"{path}: passage(s) {', '.join(empty[:5])} have no text.")
+    ids = [p.id for p in passages]
+    if len(set(ids)) != len(ids):
+        raise DataError(f"{path}: passage ids must be unique.")
+    return passages
+
+
+def fresh_set_fingerprint(passages: Sequence[FreshPassage]) -> str:
+    """Fingerprint over ids and texts: an edited passage means new scores, never stale ones."""
+    return fingerprint_rows((p.id, p.text) for p in passages)
+
+
+def fresh_methods() -> list[Method]:
+    """The detectors scored on the fresh set: every default one that the main pass alone serves.
+
+    k-gram slopes need about six times the main pass and auxiliary methods need extra models or passes;
+    loss and Min-K% (what placement uses) and their cheap siblings cost nothing beyond the one pass.
+    """
+    return [m for m in default_methods() if m.kgram_needed == 0 and not m.needs]
+
+
+def fresh_run_key(
+    spec: str,
+    passages: Sequence[FreshPassage],
+    methods: Sequence[Method],
+    setup: ScoringSetup,
+    start_token: str | None = None,
+) -> dict[str, Any]:
+    """Store key of one model's scores on one fresh set: weights, start token, precision, passages, methods.
+
+    Device and dtype are part of the key (not only the recorded setup), so scoring on a GPU in bfloat16
+    gets its own calibration instead of being refused as a setup mismatch: percentiles compare a passage
+    with passages scored exactly as it was.
+    """
+    return {
+        **model_key(spec, revision=setup.revision, start_token=start_token),
+        "passages": fresh_set_fingerprint(passages),
+        "methods": sorted(m.key for m in methods),
+        "score_definitions": SCORE_DEFINITIONS,
+        "device": setup.device,
+        "dtype": setup.dtype,
+    }
+
+
+def stored_fresh_calibration(
+    spec: str,
+    *,
+    get_model: Callable[[], LoadedModel],
+    store: ResultStore | None = None,
+    setup: ScoringSetup | None = None,
+    passages: Sequence[FreshPassage] | None = None,
+    methods: Sequence[Method] | None = None,
+    start_token: str | None = None,
+    batch_size: int = DEFAULT_FRESH_BATCH_SIZE,
+    progress: ProgressCallback | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> FreshCalibration:
+    """``spec``'s scores on the fresh passages: read from the store, scored (and stored) only when missing.
+
+    ``get_model()`` is called at most once, and only when a passage is left to score: pages pass their
+    cached model, which must be loaded under ``setup`` (default: this machine's automatic choice) and
+    ``start_token``. ``passages`` and ``methods`` default to the shipped set and ``fresh_methods()``.
+    """
+    from core.engine.scoring import score_texts
+
+    spec = (spec or "").strip()
+    if not spec:
+        raise LeakLensError("No model given: pass a bundled name, a local directory or a hub id.")
+    setup = setup or resolve_setup()
+    chosen = fresh_methods() if methods is None else list(methods)
+    if not chosen:
+        raise LeakLensError("No method to score the fresh passages with.")
+    rows = tuple(passages) if passages is not None else load_fresh_passages()
+    if not rows:
+        raise DataError("The fresh calibration set is empty.")
+    key = fresh_run_key(spec, rows, chosen, setup, start_token)
+    identity = {**model_identity(spec, setup.revision), "start_token": key["start_token"]}
+    meta = {
+        "dataset": FRESH_SET_NAME,
+        "model": spec,
+        "n_total": len(rows),
+        "task": "fresh calibration",
+        "methods": [m.key for m in chosen],
+        "method_labels": {m.key: m.label for m in chosen},
+        "model_identity": identity,
+        "provenance": build_provenance(
+            command="calibration", options=dict(options or {}), models={"model": identity}, setup=setup.to_dict()
+        ),
+    }
+    loaded: list[LoadedModel] = []
+
+    def score_batch(positions: list[int]) -> list[SampleRow]:
+        if not loaded:
+            loaded.append(get_model())
+        records = score_texts(loaded[0], [rows[i].text for i in positions], kgram_max=0)
+        return [
+            SampleRow(rows[i].id, None, score_all(chosen, rec), {"n_tokens": rec.n_tokens, "loss": rec.loss})
+            for i, rec in zip(positions, records, strict=True)
+        ]
+
+    def summarise(samples: list[SampleRow]) -> dict[str, Any]:
+        tokens = sorted(int(s.summary["n_tokens"]) for s in samples)
+        return {"n": len(samples), "min_tokens": tokens[0], "max_tokens": tokens[-1]}
+
+    outcome = run_resumable(
+        store or ResultStore(), RunRequest(FRESH_KIND, key, meta, setup.to_dict()), [p.id for p in rows],
+        score_batch, summarise, batch_size=batch_size, progress=progress,
+    )
+    notes = (weights_changed_note(spec, outcome.superseded),) if outcome.superseded else ()
+    by_id = {s.sample_id: s for s in outcome.samples}
+    ordered = [by_id[p.id] for p in rows]
+    return FreshCalibration(
+        model=spec,
+        run_id=outcome.run.run_id,
+        ids=tuple(p.id for p in rows),
+        n_tokens=tuple(int(s.summary["n_tokens"]) for s in ordered),
+        scores={m.key: tuple(score_or_nan(s.scores.get(m.key)) for s in ordered) for m in chosen},
+        method_labels={m.key: m.label for m in chosen},
+        n_computed=outcome.n_computed,
+        notes=notes,
+    )

@@ -160,3 +160,51 @@ def _element_screenshot(page, selector: str, path: Path, attempts: int = 3) -> N
             if attempt == attempts - 1:
                 raise
             wait_for_streamlit(page)
+
+
+STALE_ALERT = '[data-testid="stAlert"]:has-text("Out of date")'
+RESULT_BLOCK = ".st-key-result_inspect_result"
+_OPACITY_JS = "sel => Number(getComputedStyle(document.querySelector(sel)).opacity)"
+
+
+def test_another_passage_marks_the_old_summary_out_of_date(app_url, browser_page, screenshot_dir):
+    page = browser_page
+    open_page(page, f"{app_url}/Inspect_passage")
+    page.get_by_role("button", name="Example: fresh paragraph (unseen)").click()
+    wait_for_streamlit(page)
+    _analyse(page)
+    assert page.locator(STALE_ALERT).count() == 0
+    assert page.evaluate(_OPACITY_JS, RESULT_BLOCK) == 1
+    fresh_start = " ".join(FRESH.text.split()[:4])
+    assert fresh_start in page.locator(RESULT_BLOCK).get_by_text("Computed for").inner_text()
+
+    # A new passage without pressing Analyse: the old summary must not read as this passage's.
+    page.get_by_role("button", name="Example: Gettysburg Address (famous)").click()
+    wait_for_streamlit(page)
+    assert exception_texts(page) == []
+    alert = page.locator(STALE_ALERT)
+    assert alert.count() == 1 and alert.is_visible()
+    text = alert.inner_text()
+    assert "The passage changed since they were computed" in text and "press Analyse to update them" in text
+    assert fresh_start in text and "Four score and seven" in text  # old → new, as the reader knows them
+    summary = page.locator('[class*="st-key-summary_"]').first
+    assert alert.bounding_box()["y"] < summary.bounding_box()["y"]  # the warning comes first
+    page.wait_for_function(f"() => ({_OPACITY_JS})({json.dumps(RESULT_BLOCK)}) < 0.6")  # dimmed
+    assert page.locator(HEATMAP).inner_text().startswith(FRESH.text[:30])  # the old text, under the warning
+    page.mouse.move(5, 5)  # no button tooltip over the picture
+    page.locator(STALE_ALERT).evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(screenshot_dir / "inspect_stale_1440x900.png"))
+    # Scrolled down to the old summary, the warning is still in view above it (it sticks to the top).
+    summary.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(300)
+    alert_box, summary_box = alert.bounding_box(), summary.bounding_box()
+    assert 0 <= alert_box["y"] and alert_box["y"] + alert_box["height"] <= summary_box["y"]
+    page.screenshot(path=str(screenshot_dir / "inspect_stale_summary_1440x900.png"))
+    full_page_screenshot(page, str(screenshot_dir / "inspect_stale_full_1440.png"))
+
+    _reanalyse(page)
+    assert page.locator(STALE_ALERT).count() == 0
+    assert page.evaluate(_OPACITY_JS, RESULT_BLOCK) == 1
+    assert page.locator(HEATMAP).inner_text().startswith("Four score and seven years ago")
+    assert "Four score and seven" in page.locator(RESULT_BLOCK).get_by_text("Computed for").inner_text()

@@ -36,3 +36,18 @@ def test_mcq_page_runs_and_shows_charts_and_probe_table(app_url, browser_page, s
     assert "Ground truth" in table.inner_text()
     page.screenshot(path=str(screenshot_dir / "mcq_1440x900.png"))
     full_page_screenshot(page, str(screenshot_dir / "mcq_full_1440.png"))
+
+
+def test_enter_in_sample_size_commits_the_value_without_starting_a_run(app_url, browser_page):
+    page = browser_page
+    open_page(page, f"{app_url}/MCQ_memorization")
+    size = page.get_by_label("Sample size (questions)", exact=True)
+    size.fill("500")
+    size.press("Enter")
+    wait_for_streamlit(page)
+    assert exception_texts(page) == []
+    assert size.input_value() == "500"  # committed
+    body = page.locator('[data-testid="stMain"]').inner_text()
+    assert "Probing" not in body and "questions measured" not in body and "Read from the store" not in body
+    assert page.locator('[data-testid="stProgress"], .js-plotly-plot').count() == 0
+    assert page.get_by_role("button", name="Run").is_enabled()

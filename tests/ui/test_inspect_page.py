@@ -12,6 +12,8 @@ from streamlit.testing.v1 import AppTest
 from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
 from core.methods import default_methods
 from core.viz.score_cards import card_description
+from tests.ui.helpers import computed_for, stale_notes
+from ui.freshness import STALE_HEADLINE
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "1_Inspect_passage.py")
@@ -35,7 +37,8 @@ def _analyse(app: AppTest, text: str | None = None) -> AppTest:
 
 
 def _figure(app: AppTest) -> dict:
-    charts = app.get("plotly_chart")
+    """The confidence curve (the placement strip above it is a chart of its own)."""
+    charts = [c for c in app.get("plotly_chart") if c.key == "inspect_curve"]
     assert len(charts) == 1
     return json.loads(charts[0].proto.spec)
 
@@ -181,8 +184,9 @@ def test_results_say_which_model_made_them_after_the_picker_changes(page, tmp_pa
     app.sidebar.selectbox(key="model_picker").set_value("Other (hub id or local folder)…").run()
     app.sidebar.text_input(key="model_picker_custom").input(str(tmp_path / "other-model")).run()
     assert not app.exception, app.exception
-    notes = [i.value for i in app.info]
-    assert any("These results are for `tiny-random`" in n and "other-model" in n for n in notes), notes
+    notes = [w.value for w in app.warning]  # a warning now: the result is out of date, not merely informative
+    assert any("these results are for earlier inputs" in n and "The model changed" in n and "`tiny-random`" in n
+               and "other-model" in n for n in notes), notes
     assert app.get("plotly_chart")  # the earlier result stays visible
     # Analysing with a model that cannot load explains why, without a traceback.
     app.button(key="inspect_analyse").click().run()
@@ -217,3 +221,72 @@ def test_a_finished_membership_run_can_be_picked_as_the_calibration_set(page):
     app.selectbox(key="inspect_calibration_run").set_value(None).run()
     assert "leaklens_calibration" not in app.session_state
     assert not app.dataframe
+
+
+
+
+def test_a_current_result_says_what_it_was_computed_for_and_is_not_marked(page):
+    app = _analyse(page, FRESH.text)
+    assert stale_notes(app) == []
+    caption = computed_for(app)
+    assert "model `tiny-random`" in caption and "start token `automatic`" in caption
+    assert f"passage `{' '.join(FRESH.text.split()[:8])}…" in caption and "token limit `" in caption
+    assert not any("st-key-result_inspect_result" in h.proto.body for h in app.get("html"))  # not dimmed
+
+
+def test_another_example_marks_the_old_summary_out_of_date_until_analyse(page):
+    app = _analyse(page, FRESH.text)
+    old_summary = app.info[0].value
+    app.button(key="inspect_example_famous").click().run()
+    assert not app.exception, app.exception
+    (note,) = stale_notes(app)
+    assert note.startswith(f"**{STALE_HEADLINE}** The passage changed since they were computed; press **Analyse**")
+    assert "passage: `" + " ".join(FRESH.text.split()[:8]) in note and "→ now `Four score and seven" in note
+    # The old sections stay, dimmed, under a caption naming the text they describe.
+    assert any("st-key-result_inspect_result" in h.proto.body and "opacity" in h.proto.body for h in app.get("html"))
+    assert "passage `" + " ".join(FRESH.text.split()[:8]) in computed_for(app)
+    assert app.info[0].value == old_summary
+    app.button(key="inspect_analyse").click().run()
+    assert not app.exception, app.exception
+    assert stale_notes(app) == []
+    assert "passage `Four score and seven" in computed_for(app)
+    assert not any("st-key-result_inspect_result" in h.proto.body for h in app.get("html"))
+
+
+@pytest.mark.parametrize("change, label", [
+    (lambda app: app.number_input(key="inspect_max_tokens").set_value(64), "token limit"),
+    (lambda app: app.sidebar.text_input(key="leaklens_start_token").input("<|im_start|>"), "start token"),
+    (lambda app: app.toggle(key="inspect_compare").set_value(True), "second passage"),
+    (lambda app: app.text_area(key="inspect_text_a").input(FRESH.text + " More."), "passage"),
+])
+def test_every_input_change_marks_the_result_out_of_date(page, change, label):
+    app = _analyse(page, FRESH.text)
+    change(app)
+    app.run()
+    assert not app.exception, app.exception
+    (note,) = stale_notes(app)
+    assert note.startswith(f"**{STALE_HEADLINE}** The {label} changed since"), note
+    assert app.get("plotly_chart")  # kept, marked, not silently replaced
+
+
+def test_changing_a_display_toggle_does_not_mark_the_result_out_of_date(page):
+    app = _analyse(page, FRESH.text)
+    app.radio(key="inspect_values").set_value("probability").run()
+    app.selectbox(key="inspect_calibration_run").set_value(None).run()
+    assert stale_notes(app) == []
+
+
+def test_result_leads_with_the_passage_placed_among_fresh_passages(page):
+    from core.membership.calibration import FRESH_KIND
+    from core.store.results import ResultStore
+
+    app = _analyse(page, "A lighthouse keeper on a windless island counted umbrellas left by passing ferries, "
+                         "one for every week the sea stayed calm, until the count outgrew the shed.")
+    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    assert len(banners) == 1 and "freshly written passages of similar length" in banners[0]
+    assert [c.key for c in app.get("plotly_chart")][:1] == ["placement_Passage"]  # the verdict's chart comes first
+    # The calibration set was scored once for this model and kept: a second passage reuses it.
+    (run,) = ResultStore().list_runs(FRESH_KIND)
+    assert run.finished
+    _analyse(app, "Another short passage written for this test about a clockmaker's patient apprentice.")
+    assert len(ResultStore().list_runs(FRESH_KIND)) == 1

@@ -9,6 +9,8 @@ import pytest
 from core.data.problems import builtin_problems
 from core.leakage.stored import KIND
 from core.store.results import ResultStore
+from tests.ui.helpers import computed_for, stale_notes
+from ui.freshness import STALE_HEADLINE
 
 PAGE = "3_Loss_delta.py"
 
@@ -58,3 +60,27 @@ def test_unpaired_run_and_bad_path_error(store_path, tmp_path, open_page):
     assert not app.error, [e.value for e in app.error]
     assert any("unpaired" in c.value and "mann-whitney" in c.value for c in app.caption)
     assert len(app.get("plotly_chart")) == 2  # no base model: no Δ² chart
+
+
+
+def test_a_changed_set_or_size_marks_the_report_out_of_date(store_path, open_page):
+    app = open_page(PAGE)
+    app.selectbox(key="ld_test_example").set_value("LeakLens built-in set").run()
+    app.number_input(key="ld_limit").set_value(3).run()
+    app.button(key="ld_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    caption = computed_for(app)
+    assert "test set `builtin" in caption and "problems per set `3`" in caption and "models `tiny-random`" in caption
+    assert stale_notes(app) == []
+    app.number_input(key="ld_threshold").set_value(-0.05).run()  # a display threshold: the same report
+    assert stale_notes(app) == []
+    app.selectbox(key="ld_ref_example").set_value("HumanEval (offline)").run()
+    app.number_input(key="ld_limit").set_value(0).run()
+    (note,) = stale_notes(app)
+    assert note.startswith(f"**{STALE_HEADLINE}** The reference set and the problems per set changed since they "
+                           "were computed; press **Run loss-delta test**"), note
+    assert "- problems per set: `3` → now `all`" in note
+    assert app.dataframe  # the old report stays, marked
+    app.text_input(key="ld_base_0").input("tiny-random").run()
+    assert "- base models: `none` → now `tiny-random → tiny-random`" in stale_notes(app)[0]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from core.store.results import ResultStore
+from tests.ui.helpers import computed_for, stale_notes
+from ui.freshness import STALE_HEADLINE
 
 PAGE = "4_MCQ_memorization.py"
 
@@ -65,3 +67,39 @@ def test_the_shipped_demo_runs_and_stores(store_path, open_page):
     assert any("benchmark `demo:mcq`" in c.value for c in app.caption)
     (run,) = ResultStore(store_path).list_runs("mcq")
     assert run.finished and run.dataset == "demo:mcq"
+
+
+
+def test_committing_a_setting_never_starts_a_run_only_the_run_button_does(store_path, open_page):
+    app = open_page(PAGE)
+    app.selectbox(key="mcq_example").set_value("General-knowledge questions (demo)").run()
+    # What Enter in "Sample size" does in a browser: the value is committed and the page reruns.
+    app.number_input(key="mcq_limit").set_value(2).run()
+    app.text_input(key="mcq_otemplate").input("{letter}) {text}").run()
+    assert not app.exception, app.exception
+    assert not app.metric and not app.success
+    assert ResultStore(store_path).list_runs("mcq") == []
+    app.button(key="mcq_run").click().run()
+    assert not app.exception, app.exception
+    assert {m.label: m.value for m in app.metric}["Questions"] == "2"
+    assert len(ResultStore(store_path).list_runs("mcq")) == 1
+
+
+def test_changed_settings_mark_the_shown_run_out_of_date(store_path, open_page):
+    app = open_page(PAGE)
+    app.selectbox(key="mcq_example").set_value("General-knowledge questions (demo)").run()
+    app.number_input(key="mcq_limit").set_value(2).run()
+    app.button(key="mcq_run").click().run()
+    assert not app.exception, app.exception
+    caption = computed_for(app)
+    assert "sample size `2`" in caption and "model `tiny-random`" in caption and "option-order test `off`" in caption
+    app.selectbox(key="mcq_probe").set_value("next_token").run()  # another view of the same measurements
+    assert stale_notes(app) == []
+    app.number_input(key="mcq_limit").set_value(40).run()
+    app.slider(key="mcq_threshold").set_value(0.5).run()
+    (note,) = stale_notes(app)
+    assert note.startswith(f"**{STALE_HEADLINE}** The sample size and the similarity threshold changed since they "
+                           "were computed; press **Run**"), note
+    assert "- sample size: `2` → now `40`" in note and "- similarity threshold: `0.75` → now `0.5`" in note
+    assert {m.label: m.value for m in app.metric}["Questions"] == "2"  # the old run, marked, not rerun
+    assert len(ResultStore(store_path).list_runs("mcq")) == 1

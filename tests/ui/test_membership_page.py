@@ -6,6 +6,8 @@ import pytest
 
 from core.membership.benchmark import KIND
 from core.store.results import ResultStore
+from tests.ui.helpers import computed_for, stale_notes
+from ui.freshness import STALE_HEADLINE
 
 PAGE = "2_Membership_benchmark.py"
 
@@ -99,3 +101,32 @@ def test_result_leads_with_the_verdict_banner(store_path, open_page):
     assert len(banners) == 1 and f'data-level="{finding.level}"' in banners[0]
     # On a random model and 12 texts nothing can be concluded: the banner must not claim evidence.
     assert finding.level in ("inconclusive", "none", "confounded")
+
+
+
+def test_results_name_their_inputs_and_are_marked_out_of_date_when_settings_change(store_path, open_page):
+    app = open_page(PAGE)
+    app.number_input(key="mb_limit").set_value(8).run()
+    app.multiselect(key="mb_methods").set_value(["loss"]).run()
+    app.button(key="mb_run").click().run()
+    assert not app.exception, app.exception
+    caption = computed_for(app)
+    assert "sample size `8`" in caption and "methods `loss`" in caption and "models `tiny-random`" in caption
+    assert "dataset `" in caption and "wikimia_length128.parquet`" in caption  # a path keeps its tail
+    assert stale_notes(app) == []
+    # The sample size back at its default (as after visiting another page) while results for 8 are shown.
+    app.number_input(key="mb_limit").set_value(100).run()
+    (note,) = stale_notes(app)
+    assert note.startswith(f"**{STALE_HEADLINE}** The sample size changed since they were computed; press "
+                           "**Run benchmark**")
+    assert "- sample size: `8` → now `100`" in note
+    assert app.dataframe  # still there, marked
+    app.multiselect(key="mb_methods").set_value(["loss", "zlib"]).run()
+    (note,) = stale_notes(app)
+    assert note.startswith(f"**{STALE_HEADLINE}** The sample size and the methods changed since")
+    app.number_input(key="mb_limit").set_value(8).run()
+    app.multiselect(key="mb_methods").set_value(["loss"]).run()
+    assert stale_notes(app) == []  # the inputs the results were computed for again: current
+    app.sidebar.text_input(key="leaklens_start_token").input("<|im_start|>").run()
+    (note,) = stale_notes(app)
+    assert "start token: `automatic` → now `<|im_start|>`" in note

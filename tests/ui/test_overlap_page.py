@@ -9,6 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.overlap.corpus import write_corpus
+from tests.ui.helpers import computed_for, stale_notes
+from ui.freshness import STALE_HEADLINE
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "5_Overlap_search.py")
@@ -118,3 +120,40 @@ def test_no_training_set_is_a_message(page):
     _click(page, "Build index")
     assert not page.exception
     assert "No training set given" in page.error[0].value
+
+
+
+def test_results_are_marked_out_of_date_when_a_setting_or_the_index_changes(page, tmp_path):
+    from core.overlap.indexing import DEFAULT_NGRAM_SIZE
+
+    page.text_input(key="overlap_name").input("demo")
+    _click(page, "Build index")
+    page.run()
+    page.text_input(key="overlap_id_field").input("id")
+    _click(page, "Search")
+    assert not page.exception, page.exception
+    caption = computed_for(page)
+    assert "indexes `demo`" in caption and "test set `demo:" in caption and "id field `id`" in caption
+    assert stale_notes(page) == []
+    page.number_input(key="overlap_ngram").set_value(DEFAULT_NGRAM_SIZE + 2).run()
+    (note,) = stale_notes(page)
+    assert note.startswith(f"**{STALE_HEADLINE}** The n-gram size changed since they were computed; press "
+                           "**Search**"), note
+    assert f"- n-gram size: `{DEFAULT_NGRAM_SIZE}` → now `{DEFAULT_NGRAM_SIZE + 2}`" in note
+    page.number_input(key="overlap_ngram").set_value(DEFAULT_NGRAM_SIZE).run()
+    assert stale_notes(page) == []
+
+    # The same index name rebuilt from other training data: the shown matches no longer describe it.
+    corpus = write_corpus(tmp_path / "data")
+    page.radio(key="overlap_train_source").set_value("Local path").run()
+    page.text_input(key="overlap_train_path").input(str(corpus.plain_path))
+    page.checkbox(key="overlap_overwrite").check()
+    _click(page, "Build index")
+    assert any("Built demo" in s.value for s in page.success)
+    page.run()
+    (note,) = stale_notes(page)
+    assert note.startswith(f"**{STALE_HEADLINE}** The indexes changed since"), note
+    assert "st-key-result_overlap_result" in _html(page)  # dimmed, still there
+    _click(page, "Search")
+    assert not page.exception, page.exception
+    assert stale_notes(page) == []

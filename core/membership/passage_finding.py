@@ -1,0 +1,266 @@
+"""Where one passage sits among freshly written passages of similar length, in one plain sentence.
+
+A single score has no threshold of its own; freshly written passages (which no model can have trained on)
+scored by the same model give one. The passage is compared only with fresh passages of similar length,
+since loss falls as a text grows longer and the model has more context to predict from. For loss and
+Min-K% it gets the share of those passages it is more predictable than (a percentile).
+
+The level follows that percentile (99th strong, 95th moderate, 90th weak) in the exact form a finite set
+allows: were the passage itself fresh, it would score at least this high with chance (k + 1) / (N + 1),
+k being how many of the N fresh passages score at least as high, and strong / moderate / weak need that
+chance at most 1% / 5% / 10%. So with fewer than 99 passages to compare with, even a passage above all of
+them is at most ``moderate``: the data cannot say more. Of the methods placed, the less extreme one sets
+the level and the headline, so a reading never rests on the one detector that happened to fire.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.errors import LeakLensError
+from core.membership.calibration import FreshCalibration
+from core.membership.summary import format_perplexity, percentile_of
+from core.stats.finding import Finding, Level
+
+LENGTH_FACTOR = 1.5
+"""Fresh passages whose token count is within this factor of the passage's count as similar in length."""
+MIN_SIMILAR = 15
+"""Fewest passages to compare with: when the factor finds fewer, the nearest in length are used."""
+PLACED_METHODS: tuple[str, ...] = ("loss", "min_k_20")
+LEVEL_CHANCE: tuple[tuple[Level, float], ...] = (("strong", 0.01), ("moderate", 0.05), ("weak", 0.10))
+"""Largest chance that a fresh passage scores this high, per level (the 99th / 95th / 90th percentile)."""
+HEADLINE_NAMES = {"loss": "loss"}
+"""Short method names for the headline, where the method's own label is long."""
+STRENGTH = {"strong": "a strong sign", "moderate": "a sign", "weak": "a weak sign"}
+FORMULAIC_CAVEAT = (
+    "Famous, quoted or formulaic text (legal boilerplate, lists, code, stock phrases) can be highly "
+    "predictable without being memorised: this is evidence, not proof."
+)
+PROSE_CAVEAT = (
+    "The fresh passages are English prose; text in another language or form (code, tables, verse) is compared "
+    "with text unlike itself, so its percentile means less."
+)
+
+
+@dataclass(frozen=True)
+class MethodPlacement:
+    """One method's reading: the passage's score against the similar-length fresh passages' scores."""
+
+    method_key: str
+    label: str
+    score: float
+    """The passage's score (higher = more predictable, as every method's score)."""
+    percentile: float
+    """Share (0..100) of the compared fresh passages the passage is more predictable than (ties count half)."""
+    n_at_least: int
+    """Compared fresh passages scoring at least as high as the passage."""
+    calibration_scores: tuple[float, ...]
+    """The compared fresh passages' scores (finite ones), for the distribution chart."""
+
+    @property
+    def n_compared(self) -> int:
+        return len(self.calibration_scores)
+
+    @property
+    def chance(self) -> float:
+        """How often a fresh passage of this length would score at least this high: (k + 1) / (N + 1)."""
+        return (self.n_at_least + 1) / (self.n_compared + 1)
+
+    @property
+    def level(self) -> Level:
+        return next((level for level, limit in LEVEL_CHANCE if self.chance <= limit), "none")
+
+    def chart_data(self) -> dict[str, Any]:
+        """Plain lists for a small distribution chart: the fresh passages' scores and the passage's own."""
+        return {
+            "method": self.method_key,
+            "label": self.label,
+            "calibration_scores": list(self.calibration_scores),
+            "passage_score": self.score,
+            "percentile": self.percentile,
+        }
+
+
+@dataclass(frozen=True)
+class PassagePlacement:
+    """A passage placed among the fresh passages of similar length, per method."""
+
+    model: str
+    n_tokens: int
+    """Tokens scored in the passage (under the model's tokenizer, like the fresh passages' counts)."""
+    similar_ids: tuple[str, ...]
+    similar_n_tokens: tuple[int, ...]
+    widened: bool
+    """Fewer than ``minimum`` fresh passages were within the factor, so the nearest in length were used."""
+    n_calibration: int
+    """Size of the whole fresh set."""
+    methods: tuple[MethodPlacement, ...]
+    factor: float = LENGTH_FACTOR
+    minimum: int = MIN_SIMILAR
+
+    @property
+    def n_similar(self) -> int:
+        return len(self.similar_ids)
+
+    @property
+    def token_range(self) -> tuple[int, int]:
+        return min(self.similar_n_tokens), max(self.similar_n_tokens)
+
+    def method(self, key: str) -> MethodPlacement | None:
+        return next((m for m in self.methods if m.method_key == key), None)
+
+    @property
+    def deciding(self) -> MethodPlacement:
+        """The least extreme method (highest chance): it sets the level and the headline."""
+        return max(self.methods, key=lambda m: m.chance)  # first of equals: the order of PLACED_METHODS
+
+    @property
+    def level(self) -> Level:
+        return self.deciding.level
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (``--out`` files, tests): the comparison set and every method's chart data."""
+        return {
+            "model": self.model,
+            "n_tokens": self.n_tokens,
+            "similar_ids": list(self.similar_ids),
+            "similar_n_tokens": list(self.similar_n_tokens),
+            "widened": self.widened,
+            "n_calibration": self.n_calibration,
+            "factor": self.factor,
+            "methods": [{**m.chart_data(), "chance": m.chance, "level": m.level} for m in self.methods],
+        }
+
+
+def similar_length(
+    n_tokens: int, lengths: Sequence[int], *, factor: float = LENGTH_FACTOR, minimum: int = MIN_SIMILAR
+) -> tuple[list[int], bool]:
+    """Positions of the lengths within ``factor`` of ``n_tokens``, nearest first; the ``minimum`` nearest
+    (on a log scale) when the factor finds fewer, with True for "widened"."""
+    if n_tokens < 1:
+        raise LeakLensError("The passage has no scored token to compare.")
+    if factor < 1:
+        raise LeakLensError(f"The length factor must be at least 1, got {factor}.")
+    distance = [abs(math.log(max(m, 1) / n_tokens)) for m in lengths]
+    order = sorted(range(len(lengths)), key=lambda i: (distance[i], i))
+    within = [i for i in order if distance[i] <= math.log(factor) + 1e-12]
+    if len(within) >= minimum:
+        return within, False
+    return order[:minimum], len(order) > len(within)
+
+
+def place_passage(
+    scores: Mapping[str, float],
+    n_tokens: int,
+    calibration: FreshCalibration,
+    *,
+    methods: Sequence[str] = PLACED_METHODS,
+    factor: float = LENGTH_FACTOR,
+    minimum: int = MIN_SIMILAR,
+) -> PassagePlacement:
+    """Place a passage's ``scores`` (by method key, e.g. ``PassageAnalysis.scores``) and its scored token
+    count among ``calibration``'s passages of similar length, for each of ``methods`` both sides have."""
+    positions, widened = similar_length(n_tokens, calibration.n_tokens, factor=factor, minimum=minimum)
+    placed = []
+    for key in methods:
+        value = scores.get(key)
+        column = calibration.scores.get(key)
+        if value is None or column is None or not math.isfinite(value):
+            continue
+        compared = np.asarray([column[i] for i in positions], dtype=np.float64)
+        compared = compared[np.isfinite(compared)]
+        if compared.size == 0:
+            continue
+        placed.append(MethodPlacement(
+            method_key=key,
+            label=calibration.label(key),
+            score=float(value),
+            percentile=percentile_of(float(value), compared),
+            n_at_least=int(np.count_nonzero(compared >= value)),
+            calibration_scores=tuple(float(x) for x in compared),
+        ))
+    if not placed:
+        raise LeakLensError(
+            f"None of {', '.join(methods)} is scored both for the passage and for the fresh passages; "
+            "score the passage with loss or Min-K% to place it."
+        )
+    return PassagePlacement(
+        model=calibration.model,
+        n_tokens=int(n_tokens),
+        similar_ids=tuple(calibration.ids[i] for i in positions),
+        similar_n_tokens=tuple(int(calibration.n_tokens[i]) for i in positions),
+        widened=widened,
+        n_calibration=calibration.n,
+        methods=tuple(placed),
+        factor=factor,
+        minimum=minimum,
+    )
+
+
+def placement_finding(placement: PassagePlacement) -> Finding:
+    """The passage's verdict against fresh text: level from the less extreme method, never proof."""
+    deciding = placement.deciding
+    level = deciding.level
+    name = _headline_name(deciding)
+    share = f"{_share(deciding)} freshly written passages of similar length ({name})"
+    if deciding.percentile == 0:
+        headline = (f"No sign the model has seen it: less predictable than all {deciding.n_compared} freshly "
+                    f"written passages of similar length ({name}).")
+    elif level == "none":
+        headline = f"No clear sign the model has seen it: more predictable than {share}, within the range of new text."
+    else:
+        headline = (f"More predictable than {share}: {STRENGTH[level]} the model may have seen it — "
+                    "evidence, not proof.")
+    low, high = placement.token_range
+    evidence = [_method_evidence(m) for m in placement.methods]
+    evidence.append(f"compared with {placement.n_similar} of the {placement.n_calibration} fresh passages, "
+                    f"{low}–{high} tokens long (this passage: {placement.n_tokens} tokens)")
+    if deciding.chance <= 0.5:
+        evidence.append(f"a freshly written passage of this length scores this high about 1 time in "
+                        f"{round(1 / deciding.chance)} ({name})")
+    caveats = [FORMULAIC_CAVEAT, PROSE_CAVEAT]
+    ceiling = next((lv for lv, limit in LEVEL_CHANCE if 1 / (deciding.n_compared + 1) <= limit), "none")
+    if deciding.percentile >= 90 and ceiling != "strong":
+        caveats.append(f"With {deciding.n_compared} passages to compare with, the strongest possible reading is "
+                       f"{ceiling}: even text above all of them could be new text scoring high by chance "
+                       f"(1 in {deciding.n_compared + 1}).")
+    if placement.widened:
+        caveats.append(f"Fewer than {placement.minimum} fresh passages are within {placement.factor:g}× its length, "
+                       f"so the {placement.n_similar} nearest in length are used; loss tends to fall as texts grow "
+                       "longer, so read the percentile with care.")
+    for other in placement.methods:
+        if other is not deciding and other.level != level:
+            caveats.append(f"The level follows the less extreme reading; {_headline_name(other)} alone places it "
+                           f"higher (more predictable than {_share(other)} passages).")
+    return Finding(level, headline, tuple(evidence), tuple(caveats))
+
+
+def _headline_name(method: MethodPlacement) -> str:
+    return HEADLINE_NAMES.get(method.method_key, method.label)
+
+
+def _share(method: MethodPlacement) -> str:
+    """'all 31' when above every one, else the percentile rounded down (never overstated) 'of N'."""
+    if method.n_at_least == 0:
+        return f"all {method.n_compared}"
+    return f"{_percent(method)} of {method.n_compared}"
+
+
+def _percent(method: MethodPlacement) -> str:
+    return f"{math.floor(method.percentile)}%"
+
+
+def _method_evidence(method: MethodPlacement) -> str:
+    median = float(np.median(method.calibration_scores))
+    if method.method_key == "loss":  # the score is the mean log-prob: perplexity reads better
+        against = (f"perplexity {format_perplexity(math.exp(-method.score))} against a median of "
+                   f"{format_perplexity(math.exp(-median))}")
+    else:
+        against = f"score {method.score:.2f} against a median of {median:.2f}"
+    return (f"{method.label}: more predictable than {_percent(method)} of the {method.n_compared} fresh passages "
+            f"compared ({against})")

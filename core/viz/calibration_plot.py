@@ -1,0 +1,53 @@
+"""Where a passage sits among freshly written passages of similar length, as a picture.
+
+Each fresh passage is a grey dot on one line (how predictable the model found it), the passage a red
+diamond: a viewer sees at a glance whether it stands out. Colours and margins are explicit, so the figure
+reads the same in the dashboard and in an exported report.
+"""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+
+from core.membership.passage_finding import MethodPlacement
+
+FRESH_COLOUR = "#8a97a3"
+PASSAGE_COLOUR = "#b42318"
+
+
+def _perplexity(score: float) -> float:
+    """Loss scores are −mean log-prob: perplexity = exp(−score), the number people know."""
+    return math.exp(-score)
+
+
+def placement_strip(placement: MethodPlacement, passage_name: str = "this passage") -> go.Figure:
+    """The fresh passages' scores as dots and the passage's own as a marked diamond, on one axis."""
+    is_loss = placement.method_key == "loss"
+    values = [(_perplexity(s) if is_loss else s) for s in placement.calibration_scores]
+    own = _perplexity(placement.score) if is_loss else placement.score
+    axis_title = (
+        "perplexity (lower = more predictable)" if is_loss else f"{placement.label} (higher = more predictable)"
+    )
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(
+        x=values, y=[0] * len(values), mode="markers", name=f"freshly written passages ({len(values)})",
+        marker={"color": FRESH_COLOUR, "size": 10, "opacity": 0.7, "line": {"width": 0}},
+        hovertemplate="fresh passage: %{x:.3g}<extra></extra>",
+    ))
+    figure.add_trace(go.Scatter(
+        x=[own], y=[0], mode="markers+text", name=passage_name, text=[passage_name], textposition="top center",
+        textfont={"color": PASSAGE_COLOUR, "size": 13},
+        marker={"color": PASSAGE_COLOUR, "size": 16, "symbol": "diamond", "line": {"color": "#ffffff", "width": 1}},
+        hovertemplate=f"{passage_name}: %{{x:.3g}}<extra></extra>",
+    ))
+    figure.update_layout(
+        template="plotly_white", height=170, showlegend=True, paper_bgcolor="#ffffff", plot_bgcolor="#ffffff",
+        font={"color": "#1b2630"}, margin={"l": 20, "r": 20, "t": 30, "b": 40},
+        legend={"orientation": "h", "y": -0.45, "x": 0},
+    )
+    figure.update_yaxes(visible=False, range=[-1, 1.2])
+    figure.update_xaxes(title_text=axis_title, type="log" if is_loss else "linear", automargin=True,
+                        autorange="reversed" if is_loss else True, gridcolor="#e3e8ec")
+    return figure
