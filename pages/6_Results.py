@@ -6,10 +6,12 @@ import streamlit as st
 
 from core.errors import LeakLensError
 from core.membership.benchmark import latest_per_dataset, stored_results
+from core.membership.finding import membership_finding
 from core.store.results import ResultStore
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
 from core.viz.report import build_html_report, results_csv
 from ui.common import model_picker, page_setup
+from ui.finding import finding_banner
 
 page_setup("Results")
 model_picker()
@@ -69,10 +71,12 @@ if not results:
     st.stop()
 
 st.subheader("Methods × datasets")
-st.plotly_chart(auroc_heatmap(results), width="stretch", key="results_heatmap")
+# sized by its cells (core.viz), not stretched: two datasets are two readable columns, not two wide bands
+st.plotly_chart(auroc_heatmap(results), width="content", key="results_heatmap")
 names = column_labels(results, with_model=True)
 index = st.selectbox("Dataset", range(len(results)), format_func=lambda i: names[i], key="results_dataset")
 result = results[index]
+finding_banner(membership_finding(result))
 for note in result.notes:
     st.caption(f"Note: {note}")
 st.plotly_chart(auroc_bars(result), width="stretch", key="results_bars")
@@ -82,11 +86,15 @@ shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
 st.plotly_chart(roc_overlay(result, shown), width="stretch", key="results_roc")
 
 st.subheader("Export")
+picked = st.multiselect("Runs to export", range(len(results)), default=list(range(len(results))),
+                        format_func=lambda i: names[i], key="results_export_runs",
+                        help="The report opens with each run's finding, then its charts and the full table.")
+chosen = [results[i] for i in picked]
 cols = st.columns(3)
-cols[0].download_button("AUROC table (CSV)", results_csv(results), file_name="leaklens_results.csv",
-                        mime="text/csv", key="results_csv")
-cols[1].download_button("Report (self-contained HTML)", lambda: build_html_report(results),
-                        file_name="leaklens_report.html", mime="text/html", key="results_html",
+cols[0].download_button("AUROC table (CSV)", results_csv(chosen), file_name="leaklens_results.csv",
+                        mime="text/csv", key="results_csv", disabled=not chosen)
+cols[1].download_button("Report (self-contained HTML)", lambda: build_html_report(chosen),
+                        file_name="leaklens_report.html", mime="text/html", key="results_html", disabled=not chosen,
                         help="Opens in any browser without the app or a network connection.")
 with cols[2].popover("Delete a run"):
     by_id = {r.run_id: r for r in runs}

@@ -7,13 +7,26 @@ import io
 import math
 import re
 from dataclasses import replace
+from html import escape
+from pathlib import Path
 
 import pytest
+from plotly.offline import get_plotlyjs
 
+from core.data.problems import CodeProblem, ProblemSet
+from core.data.questions import load_mcq
 from core.errors import LeakLensError
+from core.leakage.delta import LeakageReport, ModelRequest, build_leakage_report, pair_sets
+from core.leakage.finding import leakage_finding
+from core.leakage.losses import ModelLosses, ProblemLoss
+from core.mcq.finding import mcq_finding
+from core.mcq.study import MCQReport, run_benchmark
 from core.membership.benchmark import BenchmarkResult
+from core.membership.finding import membership_finding
+from core.stats.finding import Finding
 from core.stats.metrics import evaluate, roc_points
 from core.store.results import SampleRow
+from core.viz.banner import banner_html
 from core.viz.membership_plots import (
     BASELINE_LABEL,
     ENSEMBLE_LABEL,
@@ -24,8 +37,9 @@ from core.viz.membership_plots import (
     roc_overlay,
     top_methods,
 )
-from core.viz.report import build_html_report, results_csv
+from core.viz.report import build_html_report, leakage_section, mcq_section, render_report, results_csv
 
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 LABELS = [1, 1, 1, 1, 0, 0, 0, 0]
 SCORES = {
     "loss": [0.9, 0.8, 0.3, 0.7, 0.2, 0.4, 0.1, 0.35],  # hand count: 14 of 16 member/non-member pairs won
@@ -165,3 +179,95 @@ def test_report_warns_when_baseline_wins():
 def test_empty_report_is_an_error():
     with pytest.raises(LeakLensError, match="no finished"):
         build_html_report([])
+
+
+def _leakage() -> LeakageReport:
+    """A fine-tuned model whose benchmark losses fall below the reference's, and its base model."""
+
+    def problems(name: str, n: int) -> ProblemSet:
+        return ProblemSet(name, tuple(CodeProblem(f"t{i}", "def f():", "    return 1") for i in range(n)), True)
+
+    sets = pair_sets(problems("HumanEval", 6), problems("reference <set>", 6))
+    losses = {
+        model: ModelLosses(model, tuple(ProblemLoss(f"t{i}", 1.0 + shift * i / 6, 5) for i in range(6)),
+                           tuple(ProblemLoss(f"t{i}", 1.2 + 0.05 * i, 5) for i in range(6)))
+        for model, shift in (("fine-tuned", -0.6), ("base", 0.2))
+    }
+    return build_leakage_report(sets, [ModelRequest("fine-tuned", "base")], losses, n_resamples=200)
+
+
+def _mcq_report(lm) -> MCQReport:
+    """Three MMLU questions through the whole study (probes, shuffled probes, option-order test)."""
+    questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=3).questions
+    return run_benchmark(lm, questions, shuffle_seed=1, permutation=True)
+
+
+def _body(html: str) -> str:
+    return html[html.index("<body>"):]
+
+
+def test_report_starts_with_the_finding_then_the_evidence_chart():
+    result = _result()
+    html = build_html_report([result])
+    body = _body(html)
+    finding = membership_finding(result)
+    # The title, then straight away the verdict banner with its own colours and the headline.
+    first = re.sub(r"^<body>\s*<h1>[^<]*</h1>\s*", "", body)
+    assert first.startswith('<div class="findings">\n<div class="leaklens-finding"'), first[:200]
+    assert escape(finding.headline) in first[:2000] and "background: #" in first[:600]
+    headline_at = body.index(escape(finding.headline))
+    bars_at = body.index("AUROC with 95% CI")
+    evidence_at = body.index(escape(finding.evidence[0]))
+    table_at = body.index("<table>")
+    roc_at = body.index("ROC curves")
+    assert headline_at < bars_at < evidence_at < roc_at < table_at  # finding, evidence chart, details
+    assert body.count('class="plotly-graph-div"') == 2  # one run: bars and ROC, no one-column heatmap
+
+
+def test_report_embeds_plotly_once_and_loads_nothing_from_the_network():
+    html = build_html_report([_result(), _result(dataset="books.csv", keys=("loss",))])
+    library = get_plotlyjs()
+    assert html.count(library[:400]) == 1 and html.count(library[-400:]) == 1
+    assert len(html) < len(library) + 400_000
+    outside = html.replace(library, "")  # the library's own code mentions URLs it never loads here
+    assert not re.search(r"<script[^>]+src=", outside) and not re.search(r"(href|src)=[\"']?https?:", outside)
+    assert html.index(library[:400]) < html.index('class="plotly-graph-div"')  # loaded before any chart
+    charts = re.findall(r'"title":\{[^{}]*"text":"([^"]+)"', outside)
+    # data in chart titles is escaped too: Plotly would draw "<b>" in a dataset's name as bold markup
+    for title in ("AUROC by method and dataset", "wiki &lt;b&gt;.csv \\u00b7 tiny-random: AUROC with 95% CI",
+                  "books.csv \\u00b7 tiny-random: AUROC with 95% CI", "ROC curves \\u00b7 books.csv"):
+        assert any(t.startswith(title) for t in charts), (title, charts)
+    # Every run's verdict is at the top, each linking to its section.
+    assert html.count('class="leaklens-finding"') == 2
+    assert '<a href="#run-1"' in html and '<section id="run-2">' in html
+
+
+def test_report_covers_loss_delta_and_mcq_runs(tiny_lm):
+    leakage, mcq = _leakage(), _mcq_report(tiny_lm)
+    sections = [leakage_section(leakage), mcq_section(mcq, model="tiny-random", benchmark="mmlu <sample>")]
+    html = build_html_report([_result()], title="All tests", sections=sections)
+    body = _body(html)
+    headlines = [escape(f.headline) for f in (membership_finding(_result()), leakage_finding(leakage),
+                                              mcq_finding(mcq))]
+    positions = [body.index(h) for h in headlines]
+    assert positions == sorted(positions) and positions[-1] < body.index('class="plotly-graph-div"')
+    assert "Loss delta · HumanEval vs reference &lt;set&gt;" in body
+    assert "Multiple-choice memorization · mmlu &lt;sample&gt; · tiny-random" in body
+    # membership: bars + ROC; loss delta: loss bars, Δ² bars, per-problem losses; MCQ: two probes + order ranks
+    assert body.count('class="plotly-graph-div"') == 2 + 3 + 3
+    assert html.count(get_plotlyjs()[:400]) == 1
+    only = render_report([leakage_section(leakage)], title="Δ")
+    assert escape(leakage_finding(leakage).headline) in only and "AUROC" not in _body(only)
+    with pytest.raises(LeakLensError, match="no finished"):
+        render_report([], title="empty")
+
+
+def test_banner_names_and_links_its_run_and_escapes_everything():
+    finding = Finding("strong", "Model <m> saw it.")
+    html = banner_html(finding, subject="wiki <b>.csv", link="run-1")
+    assert 'href="#run-1"' in html and "wiki &lt;b&gt;.csv" in html and "Model &lt;m&gt; saw it." in html
+    assert "<b>" not in html and "<m>" not in html
+
+    from ui.finding import banner_html as page_banner
+
+    assert page_banner is banner_html  # one renderer for the pages and the report

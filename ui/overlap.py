@@ -14,6 +14,7 @@ import streamlit as st
 from core.data.tables import SkippedRow
 from core.overlap.backends.base import IndexInfo
 from core.overlap.finding import overlap_finding
+from core.overlap.matching import Match
 from core.overlap.run import SearchOutcome, match_location
 from core.overlap.sources import skipped_note
 from core.viz.overlap_plots import contamination_heatmap, highlighted_html
@@ -59,12 +60,19 @@ def indexes_input(chosen: Sequence[str], infos: Sequence[IndexInfo]) -> Input:
     return Input("indexes", tuple(identity), brief(list(chosen)))
 
 
+def score_text(match: Match) -> str:
+    """'score 0.412', with the raw overlap only when a match threshold turned it into a different score."""
+    if abs(match.score - match.value) < 5e-4:
+        return f"score {match.score:.3f}"
+    return f"score {match.score:.3f} (overlap {match.value:.3f} before the match threshold)"
+
+
 def search_results(outcome: SearchOutcome) -> None:
     """Heatmap, report table, downloads, decontaminated files and the best matches side by side."""
     report = outcome.report
     finding_banner(overlap_finding(report))
     warn_skipped("Test set", outcome.skipped)
-    st.plotly_chart(contamination_heatmap(report), key="overlap_heatmap")
+    st.plotly_chart(contamination_heatmap(report), key="overlap_heatmap", width="content")
     st.dataframe([dict(zip(report.table()[0], row)) for row in report.table()[1:]], hide_index=True,
                  key="overlap_report_table")
     cols = st.columns(4)
@@ -83,7 +91,7 @@ def search_results(outcome: SearchOutcome) -> None:
     blocks = [STYLE]
     for m in shown:
         blocks.append(
-            f"<p><b>{html.escape(m.test_id)}</b> · score {m.score:.3f} (value {m.value:.3f}) · "
+            f"<p><b>{html.escape(m.test_id)}</b> · {score_text(m)} · "
             f"{html.escape(match_location(m))}</p><div class='ll-pair'>"
             f"<div>{highlighted_html(m.test_text, m.test_spans)}</div>"
             f"<div>{highlighted_html(m.best.text, m.train_spans)}</div></div>"

@@ -1,8 +1,9 @@
 """Where a passage sits among freshly written passages of similar length, as a picture.
 
 Each fresh passage is a grey dot on one line (how predictable the model found it), the passage a red
-diamond: a viewer sees at a glance whether it stands out. Colours and margins are explicit, so the figure
-reads the same in the dashboard and in an exported report.
+diamond: a viewer sees at a glance whether it stands out. The shared LeakLens style sets colours and
+margins explicitly, so the figure reads the same in the dashboard and in an exported report. Perplexity
+runs on a linear axis, more predictable to the right.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import plotly.graph_objects as go
 
 from core.membership.passage_finding import MethodPlacement
+from core.viz.style import plotly_text, style_figure
 
 FRESH_COLOUR = "#8a97a3"
 PASSAGE_COLOUR = "#b42318"
@@ -27,6 +29,7 @@ def placement_strip(placement: MethodPlacement, passage_name: str = "this passag
     is_loss = placement.method_key == "loss"
     values = [(_perplexity(s) if is_loss else s) for s in placement.calibration_scores]
     own = _perplexity(placement.score) if is_loss else placement.score
+    passage_name = plotly_text(passage_name)
     axis_title = (
         "perplexity (lower = more predictable)" if is_loss else f"{placement.label} (higher = more predictable)"
     )
@@ -42,12 +45,8 @@ def placement_strip(placement: MethodPlacement, passage_name: str = "this passag
         marker={"color": PASSAGE_COLOUR, "size": 16, "symbol": "diamond", "line": {"color": "#ffffff", "width": 1}},
         hovertemplate=f"{passage_name}: %{{x:.3g}}<extra></extra>",
     ))
-    figure.update_layout(
-        template="plotly_white", height=170, showlegend=True, paper_bgcolor="#ffffff", plot_bgcolor="#ffffff",
-        font={"color": "#1b2630"}, margin={"l": 20, "r": 20, "t": 30, "b": 40},
-        legend={"orientation": "h", "y": -0.45, "x": 0},
-    )
+    style_figure(figure, height=190, showlegend=True, margin={"l": 12, "r": 12, "t": 30, "b": 12},
+                 legend={"orientation": "h", "y": -0.55, "x": 0})
     figure.update_yaxes(visible=False, range=[-1, 1.2])
-    figure.update_xaxes(title_text=axis_title, type="log" if is_loss else "linear", automargin=True,
-                        autorange="reversed" if is_loss else True, gridcolor="#e3e8ec")
+    figure.update_xaxes(title_text=axis_title, autorange="reversed" if is_loss else True)
     return figure

@@ -6,9 +6,11 @@ import plotly.graph_objects as go
 
 from core.mcq.completion import ProbeKind
 from core.mcq.study import MCQReport
+from core.viz.style import CHANCE_COLOUR, MEMBER_COLOUR, NONMEMBER_COLOUR, style_figure
 
-ORIGINAL_COLOUR = "#d62728"
-SHUFFLED_COLOUR = "#1f77b4"
+ORIGINAL_COLOUR = MEMBER_COLOUR
+SHUFFLED_COLOUR = NONMEMBER_COLOUR
+TOP_LEGEND = {"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom"}
 PROBE_TITLES = {"next_token": "next-token probe", "completion": "completion probe (exact)",
                 "similar": "completion probe (similar)"}
 
@@ -22,10 +24,11 @@ def mcq_score_distribution(report: MCQReport, kind: ProbeKind) -> go.Figure:
                 marker_color=ORIGINAL_COLOUR, text=list(original.distribution), textposition="outside")
     fig.add_bar(name=f"shuffled options (mean {shuffled.mean:.2f})", x=scores, y=list(shuffled.distribution),
                 marker_color=SHUFFLED_COLOUR, text=list(shuffled.distribution), textposition="outside")
-    fig.update_layout(
-        barmode="group", title=f"Options reproduced per question: {PROBE_TITLES[kind]}",
-        xaxis_title="score (options completed)", yaxis_title="questions", legend_orientation="h",
-        margin={"t": 60, "b": 40},
+    fig.update_traces(textfont_color=CHANCE_COLOUR, cliponaxis=False)
+    style_figure(
+        fig, height=420, barmode="group", title=f"Options reproduced per question: {PROBE_TITLES[kind]}",
+        xaxis={"title": {"text": "score (options completed)"}, "showgrid": False},
+        yaxis={"title": {"text": "questions"}}, legend=TOP_LEGEND,
     )
     return fig
 
@@ -41,11 +44,12 @@ def rank_histogram(report: MCQReport) -> go.Figure:
     fig = go.Figure()
     fig.add_bar(x=list(range(1, result.n_orders + 1)), y=counts, marker_color=ORIGINAL_COLOUR, name="questions")
     fig.add_scatter(x=[0.5, result.n_orders + 0.5], y=[expected, expected], mode="lines",
-                    line={"dash": "dash", "color": "#555"}, name="expected without a preference")
-    fig.update_layout(
+                    line={"dash": "dash", "color": CHANCE_COLOUR}, name="expected without a preference")
+    style_figure(
+        fig, height=420,
         title=(f"Rank of the original option order among {result.n_orders} orders "
                f"(mean percentile {result.mean_percentile:.2f}, p = {result.p_value_percentile:.2g})"),
-        xaxis_title="rank (1 = original order most likely)", yaxis_title="questions", legend_orientation="h",
-        margin={"t": 60, "b": 40},
+        xaxis={"title": {"text": "rank (1 = original order most likely)"}, "showgrid": False},
+        yaxis={"title": {"text": "questions"}}, legend=TOP_LEGEND,
     )
     return fig

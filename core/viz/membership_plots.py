@@ -11,19 +11,32 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 
 from core.membership.benchmark import BenchmarkResult
 from core.stats.metrics import MetricResult
+from core.viz.style import (
+    BACKGROUND,
+    BASELINE_COLOUR,
+    CHANCE_COLOUR,
+    MEMBER_COLOUR,
+    NEUTRAL_COLOUR,
+    NONMEMBER_COLOUR,
+    heatmap_size,
+    plotly_text,
+    series_style,
+    style_figure,
+    wants_horizontal_bars,
+)
 
 BASELINE_KEY = "blind_baseline"
 ENSEMBLE_KEY = "ensemble"
 BASELINE_LABEL = "Blind baseline (no model)"
 ENSEMBLE_LABEL = "Ensemble (all methods)"
-MEMBER_COLOUR = "#d62728"
-NONMEMBER_COLOUR = "#1f77b4"
-BASELINE_COLOUR = "#7f7f7f"
 ENSEMBLE_COLOUR = "#2ca02c"
+AUROC_COLOURSCALE = "RdBu_r"
+"""Diverging around chance: blue below 0.5, white at 0.5, red for members scoring higher."""
 
 
 def column_labels(results: Sequence[BenchmarkResult], *, with_model: bool | None = None) -> list[str]:
@@ -53,7 +66,7 @@ def auroc_heatmap(results: Sequence[BenchmarkResult]) -> go.Figure:
     """Methods (rows) × datasets (columns) coloured by AUROC; hover shows the 95% CI and TPR@1%FPR.
 
     Rows are the union of the runs' methods in first-seen order, then the ensemble and the blind baseline;
-    a method a run did not compute is an empty cell.
+    a method a run did not compute is an empty cell. The figure is sized by its cells, not stretched.
     """
     columns = column_labels(results)
     row_keys: list[str] = []
@@ -79,18 +92,20 @@ def auroc_heatmap(results: Sequence[BenchmarkResult]) -> go.Figure:
                 c_row.append([metric.ci[0], metric.ci[1], metric.tpr_at_1_fpr, f"n={metric.n}"])
         z.append(z_row)
         custom.append(c_row)
+    y = [row_labels[k] for k in row_keys]
     figure = go.Figure(
         go.Heatmap(
             z=z,
             x=columns,
-            y=[row_labels[k] for k in row_keys],
+            y=y,
             customdata=custom,
             zmin=0.0,
             zmax=1.0,
             zmid=0.5,
-            colorscale="RdBu_r",
-            colorbar={"title": "AUROC"},
+            colorscale=AUROC_COLOURSCALE,
+            colorbar={"title": {"text": "AUROC"}, "thickness": 14},
             texttemplate="%{z:.2f}",
+            hoverongaps=False,
             hovertemplate=(
                 "%{y}<br>%{x}<br>AUROC %{z:.3f} (95% CI %{customdata[0]:.3f}–%{customdata[1]:.3f})"
                 "<br>TPR@1%FPR %{customdata[2]:.3f} · %{customdata[3]}<extra></extra>"
@@ -99,141 +114,212 @@ def auroc_heatmap(results: Sequence[BenchmarkResult]) -> go.Figure:
             ygap=2,
         )
     )
-    figure.update_layout(
-        title="AUROC by method and dataset (0.5 = chance; compare with the blind baseline row)",
-        yaxis={"autorange": "reversed"},
-        height=max(320, 28 * len(row_keys) + 140),
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-    )
+    title = "AUROC by method and dataset (0.5 = chance)"
+    width, height = heatmap_size(y, columns, title=title)
+    style_figure(figure, height=height, width=width, title=title)
+    figure.update_yaxes(autorange="reversed", showgrid=False)
+    figure.update_xaxes(showgrid=False, side="bottom")
     return figure
 
 
 def auroc_bars(result: BenchmarkResult) -> go.Figure:
-    """One bar per method with its 95% CI as error bars; the blind baseline as a grey bar and a dashed line."""
+    """One bar per method with its 95% CI as error bars; the blind baseline as a grey bar and a dashed line.
+
+    Long method names make the bars horizontal (one readable line per name) instead of rotating the labels.
+    """
     rows = [(k, label, m) for k, label, m in _metric_rows(result) if m is not None]
+    labels = [label for _, label, _ in rows]
     colours = [
-        BASELINE_COLOUR if k == BASELINE_KEY else ENSEMBLE_COLOUR if k == ENSEMBLE_KEY else "#4c78a8"
+        BASELINE_COLOUR if k == BASELINE_KEY else ENSEMBLE_COLOUR if k == ENSEMBLE_KEY else NEUTRAL_COLOUR
         for k, _, _ in rows
     ]
-    figure = go.Figure(
-        go.Bar(
-            x=[label for _, label, _ in rows],
-            y=[m.auroc for _, _, m in rows],
-            marker_color=colours,
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": [m.ci[1] - m.auroc for _, _, m in rows],
-                "arrayminus": [m.auroc - m.ci[0] for _, _, m in rows],
-            },
-            customdata=[[m.ci[0], m.ci[1]] for _, _, m in rows],
-            hovertemplate="%{x}<br>AUROC %{y:.3f} (95% CI %{customdata[0]:.3f}–%{customdata[1]:.3f})<extra></extra>",
-            name="AUROC",
-        )
+    values = [m.auroc for _, _, m in rows]
+    errors = {
+        "type": "data",
+        "symmetric": False,
+        "array": [m.ci[1] - m.auroc for _, _, m in rows],
+        "arrayminus": [m.auroc - m.ci[0] for _, _, m in rows],
+        "color": CHANCE_COLOUR,
+        "thickness": 1.2,
+    }
+    horizontal = wants_horizontal_bars(labels)
+    common: dict[str, object] = {
+        "marker_color": colours,
+        "customdata": [[m.ci[0], m.ci[1]] for _, _, m in rows],
+        "name": "AUROC",
+    }
+    name, value = ("y", "x") if horizontal else ("x", "y")
+    common["hovertemplate"] = (
+        f"%{{{name}}}<br>AUROC %{{{value}:.3f}} (95% CI %{{customdata[0]:.3f}}–%{{customdata[1]:.3f}})<extra></extra>"
     )
-    figure.add_hline(
-        y=0.5, line_dash="dot", line_color="black", annotation_text="chance", annotation_position="bottom left"
-    )
-    if result.blind_baseline is not None:
-        figure.add_hline(
-            y=result.blind_baseline.auroc,
-            line_dash="dash",
-            line_color=BASELINE_COLOUR,
-            annotation_text=f"blind baseline {result.blind_baseline.auroc:.3f}",
-            annotation_position="top left",
-        )
-    figure.update_layout(
-        title=f"{result.dataset} · {result.model}: AUROC with 95% CI (n={result.n})",
-        yaxis={"title": "AUROC", "range": [0.0, 1.05]},
-        xaxis={"tickangle": -40},
-        showlegend=False,
-        height=460,
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-    )
+    if horizontal:
+        bar = go.Bar(y=labels, x=values, orientation="h", error_x=errors, **common)
+    else:
+        bar = go.Bar(x=labels, y=values, error_y=errors, **common)
+    figure = go.Figure(bar)
+    _reference_lines(figure, result.blind_baseline, horizontal)
+    value_axis = {"title": {"text": "AUROC (0.5 = chance)"}, "range": [0.0, 1.05]}
+    title = f"{plotly_text(result.dataset)} · {plotly_text(result.model)}: AUROC with 95% CI (n={result.n})"
+    if horizontal:
+        style_figure(figure, height=max(300, 30 * len(rows) + 150), title=title, showlegend=False, xaxis=value_axis)
+        figure.update_yaxes(autorange="reversed", showgrid=False)  # first method on top, baseline last
+    else:
+        style_figure(figure, height=460, title=title, showlegend=False, yaxis=value_axis)
+        figure.update_xaxes(showgrid=False)
     return figure
+
+
+def _reference_lines(figure: go.Figure, baseline: MetricResult | None, horizontal: bool) -> None:
+    """Chance (0.5) and the blind baseline's AUROC as labelled lines across the bars.
+
+    On horizontal bars the labels sit above the plot, each on its line's far side from the other line, so
+    two close values never print over each other or over a bar.
+    """
+    lines = [(0.5, "chance", CHANCE_COLOUR, "dot")]
+    if baseline is not None:
+        lines.append((baseline.auroc, f"blind baseline {baseline.auroc:.3f}", BASELINE_COLOUR, "dash"))
+    if not horizontal:
+        for (value, text, colour, dash), where in zip(lines, ("bottom left", "top left")):
+            figure.add_hline(value, line_dash=dash, line_color=colour, line_width=2, annotation_text=text,
+                             annotation_position=where, annotation_font_color=colour)
+        return
+    lowest = min(range(len(lines)), key=lambda i: lines[i][0])
+    for index, (value, text, colour, dash) in enumerate(lines):
+        figure.add_vline(value, line_dash=dash, line_color=colour, line_width=2)
+        side = "right" if index == lowest and len(lines) > 1 else "left"
+        figure.add_annotation(x=value, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor=side, text=text,
+                              showarrow=False, font={"color": colour, "size": 12})
 
 
 def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> go.Figure:
     """ROC curves of the chosen methods (default: all) on one dataset, with the chance diagonal.
 
-    The blind baseline has no stored per-text scores, so its AUROC is shown as a legend entry instead.
+    Each curve has its own palette colour. The blind baseline keeps no per-text scores, so it has no curve:
+    its two known ROC points (the true-positive rate at 1% and 5% false positives) are drawn as markers.
     """
     keys = list(keys) if keys is not None else list(result.method_keys)
     figure = go.Figure()
+    drawn = 0
     for key in keys:
         metric = result.metrics.get(key)
         if metric is None:
             continue
         fpr, tpr = result.roc(key)
         label = result.method_labels.get(key, key)
+        colour, dash = series_style(drawn)
+        drawn += 1
         figure.add_trace(
             go.Scatter(
                 x=fpr,
                 y=tpr,
                 mode="lines",
                 name=f"{label} ({metric.auroc:.3f})",
-                hovertemplate=f"{label}<br>FPR %{{x:.3f}} · TPR %{{y:.3f}}<extra></extra>",
+                line={"color": colour, "dash": dash, "width": 2.2},
+                hovertemplate=f"{plotly_text(label)}<br>FPR %{{x:.3f}} · TPR %{{y:.3f}}<extra></extra>",
             )
         )
     figure.add_trace(
-        go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (0.500)", line={"dash": "dot", "color": "black"})
+        go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (0.500)", hoverinfo="skip",
+                   line={"dash": "dot", "color": CHANCE_COLOUR, "width": 1.2})
     )
-    if result.blind_baseline is not None:
-        figure.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="lines",
-                name=f"{BASELINE_LABEL}: AUROC {result.blind_baseline.auroc:.3f}",
-                line={"dash": "dash", "color": BASELINE_COLOUR},
+    baseline = result.blind_baseline
+    if baseline is not None:
+        points = [(fpr, tpr) for fpr, tpr in ((0.01, baseline.tpr_at_1_fpr), (0.05, baseline.tpr_at_5_fpr))
+                  if math.isfinite(tpr)]
+        if points:
+            figure.add_trace(
+                go.Scatter(
+                    x=[p[0] for p in points],
+                    y=[p[1] for p in points],
+                    mode="markers",
+                    name=f"{BASELINE_LABEL}: AUROC {baseline.auroc:.3f}",
+                    marker={"symbol": "diamond", "size": 10, "color": BASELINE_COLOUR,
+                            "line": {"color": CHANCE_COLOUR, "width": 1}},
+                    hovertemplate="Blind baseline (no model)<br>TPR %{y:.3f} at FPR %{x:.0%}<extra></extra>",
+                )
             )
-        )
-    figure.update_layout(
-        title=f"ROC curves · {result.dataset} · {result.model}",
-        xaxis={"title": "false-positive rate", "range": [0, 1], "constrain": "domain"},
+    legend_rows = math.ceil(len(figure.data) / 2)
+    style_figure(
+        figure,
+        height=600 + 22 * legend_rows,  # the square keeps its size however many curves are listed below it
+        title=f"ROC curves · {plotly_text(result.dataset)} · {plotly_text(result.model)}",
+        xaxis={"title": {"text": "false-positive rate"}, "range": [0, 1], "constrain": "domain"},
         yaxis={
-            "title": "true-positive rate",
+            "title": {"text": "true-positive rate"},
             "range": [0, 1.02],
             "scaleanchor": "x",
             "scaleratio": 1,
             "constrain": "domain",
         },
-        height=640,
-        # below the square, not inside it: a weak detector's curve can run anywhere, so no corner is safe
+        # below the square, not inside it: a weak detector's curve can run anywhere, so no corner is safe;
+        # two entries a row keeps the legend short, so the square stays large
         legend={
-            "font": {"size": 11},
-            "orientation": "v",
+            "font": {"size": 12},
+            "orientation": "h",
+            "entrywidth": 0.5,
+            "entrywidthmode": "fraction",
             "x": 0,
-            "y": -0.12,
+            "y": -0.1,
             "xanchor": "left",
             "yanchor": "top",
         },
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
     )
     return figure
 
 
 def member_score_histogram(result: BenchmarkResult, key: str, bins: int = 30) -> go.Figure:
-    """Histograms of one method's scores for members and non-members (NaN scores left out)."""
+    """Histograms of one method's scores for members and non-members (NaN scores left out).
+
+    Both sets share one set of bin edges: with bins of their own, overlaid bars of different widths would
+    make the two distributions look different where they are not.
+    """
     scores = result.scores(key)
     label = result.method_labels.get(key, key)
+    split = {
+        value: [s for s, y in zip(scores, result.labels, strict=True) if y == value and math.isfinite(s)]
+        for value in (1, 0)
+    }
+    edges = shared_bins([*split[1], *split[0]], bins)
     figure = go.Figure()
     for value, name, colour in ((1, "members", MEMBER_COLOUR), (0, "non-members", NONMEMBER_COLOUR)):
-        values = [s for s, y in zip(scores, result.labels, strict=True) if y == value and math.isfinite(s)]
+        values = split[value]
+        if not values:
+            continue  # no legend entry for a set with nothing to draw
         figure.add_trace(
-            go.Histogram(x=values, name=f"{name} (n={len(values)})", marker_color=colour, opacity=0.6, nbinsx=bins)
+            go.Histogram(
+                x=values,
+                name=f"{name} (n={len(values)})",
+                marker={"color": colour, "line": {"color": BACKGROUND, "width": 0.5}},
+                opacity=0.6,
+                xbins=edges,
+                autobinx=False,
+                bingroup="scores",
+                hovertemplate=f"{name}<br>score %{{x}}<br>%{{y}} texts<extra></extra>",
+            )
         )
     metric = result.metrics.get(key)
-    title = f"{label}: score by membership" + (f" · AUROC {metric.auroc:.3f}" if metric else "")
-    figure.update_layout(
-        barmode="overlay",
-        title=title,
-        xaxis={"title": "score (higher = more likely a member)"},
-        yaxis={"title": "texts"},
+    title = f"{plotly_text(label)}: score by membership" + (f" · AUROC {metric.auroc:.3f}" if metric else "")
+    style_figure(
+        figure,
         height=340,
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        title=title,
+        barmode="overlay",
+        xaxis={"title": {"text": "score (higher = more likely a member)"}},
+        yaxis={"title": {"text": "texts"}},
+        legend={"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom"},
     )
     return figure
+
+
+def shared_bins(values: Sequence[float], bins: int) -> dict[str, float]:
+    """Plotly ``xbins`` (start, end, size) covering every value in ``bins`` equal steps."""
+    if not values:
+        return {"start": 0.0, "end": 1.0, "size": 1.0 / max(1, bins)}
+    lo, hi = float(np.min(values)), float(np.max(values))
+    if hi <= lo:
+        return {"start": lo - 0.5, "end": hi + 0.5, "size": 1.0}
+    size = (hi - lo) / max(1, bins - 1)
+    return {"start": lo - size / 2, "end": hi + size / 2, "size": size}  # the extremes sit mid-bin, never on an edge
 
 
 def top_methods(result: BenchmarkResult, n: int = 6) -> list[str]:

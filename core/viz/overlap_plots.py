@@ -8,10 +8,16 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from core.overlap.report import ContaminationReport
+from core.viz.style import heatmap_size, style_figure
+
+OVERLAP_COLOURSCALE = "Reds"
 
 
 def contamination_heatmap(report: ContaminationReport) -> go.Figure:
-    """Eval sets (rows) x training sets (columns), cell = mean instance score, annotated."""
+    """Eval sets (rows) x training sets (columns), cell = mean instance score, annotated.
+
+    Sized by its cells: one eval set against one training set is one readable square, not a full-width bar.
+    """
     z = [[report.scores.get((e, t)) for t in report.trains] for e in report.evals]
     text = [[("" if v is None else f"{v:.3f}") for v in row] for row in z]
     custom = [[report.matched.get((e, t), 0) for t in report.trains] for e in report.evals]
@@ -25,18 +31,24 @@ def contamination_heatmap(report: ContaminationReport) -> go.Figure:
             customdata=custom,
             zmin=0.0,
             zmax=1.0,
-            colorscale="Reds",
-            colorbar={"title": "score"},
+            colorscale=OVERLAP_COLOURSCALE,
+            colorbar={"title": {"text": "score"}, "thickness": 14},
+            hoverongaps=False,
             hovertemplate="eval %{y}<br>train %{x}<br>mean score %{z:.4f}<br>%{customdata} instances matched"
             "<extra></extra>",
+            xgap=2,
+            ygap=2,
         )
     )
-    figure.update_layout(
-        title="Contamination: mean instance score (rows: eval sets, columns: training sets)",
-        xaxis_title="training set",
-        yaxis_title="eval set",
-        height=max(260, 120 + 60 * len(report.evals)),
-        margin={"l": 40, "r": 20, "t": 60, "b": 40},
+    title = "Contamination: mean instance score"
+    width, height = heatmap_size(report.evals, report.trains, title=title)
+    style_figure(
+        figure,
+        height=height + 40,  # room for the axis titles
+        width=width + 40,
+        title=title,
+        xaxis={"title": {"text": "training set"}, "showgrid": False},
+        yaxis={"title": {"text": "eval set"}, "showgrid": False},
     )
     return figure
 

@@ -1,23 +1,40 @@
-"""A self-contained HTML report of membership benchmark results, for people who do not run the app.
+"""A self-contained HTML report of LeakLens results, for people who do not run the app.
 
-One file: the Plotly library is embedded once inline, so the figures work offline and the file can be
-mailed or archived; all text from data (dataset names, model specs, method labels) is HTML-escaped.
+It opens with what was found (each run's verdict banner), then the chart that shows it, then the numbers
+and caveats. One file: the Plotly library is embedded once, inline, so the figures work offline and the
+file can be mailed or archived; every figure sets its own colours (``core.viz.style``), so nothing depends
+on the app's theme; all text from data (dataset names, model specs, method labels) is HTML-escaped.
+Membership benchmark runs, loss-delta runs and multiple-choice runs each become a section.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 
 import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
 
 from core.errors import LeakLensError
+from core.leakage.delta import LeakageReport
+from core.leakage.finding import leakage_finding
+from core.mcq.finding import mcq_finding, score_drop
+from core.mcq.study import MCQReport
 from core.membership.benchmark import BenchmarkResult
+from core.membership.finding import membership_finding
+from core.stats.finding import Finding
+from core.viz.banner import banner_html, finding_details_html
+from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
+from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
+from core.viz.style import FONT_FAMILY, TEXT_COLOUR
 
+DEFAULT_TITLE = "LeakLens membership benchmark report"
 CSV_COLUMNS = [
     "dataset",
     "model",
@@ -31,17 +48,38 @@ CSV_COLUMNS = [
     "n",
     "run_id",
 ]
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 
-_STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px;
-       color: #222; padding: 0 1rem; }
-h1 { margin-bottom: 0.2rem; } .meta { color: #666; margin-top: 0; }
-table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; }
-th, td { border: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-tr.baseline td { background: #f2f2f2; font-style: italic; } tr.ensemble td { background: #eef7ee; }
-.note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5rem 0.8rem; }
+_STYLE = f"""
+body {{ font-family: {FONT_FAMILY}; margin: 2rem auto; max-width: 1200px; color: {TEXT_COLOUR};
+       background: #ffffff; padding: 0 1rem; line-height: 1.45; }}
+h1 {{ margin-bottom: 0.6rem; }} h2 {{ margin-top: 2.4rem; border-top: 1px solid #e3e8ec; padding-top: 1.2rem; }}
+.meta {{ color: #5b6670; margin-top: 0; }}
+.findings {{ margin-bottom: 1rem; }}
+.leaklens-finding a {{ text-decoration: none; }}
+table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; }}
+th, td {{ border: 1px solid #dde3e8; padding: 0.25rem 0.6rem; text-align: right; }}
+th {{ background: #f2f6f8; }}
+th:first-child, td:first-child {{ text-align: left; }}
+tr.baseline td {{ background: #f2f2f2; font-style: italic; }} tr.ensemble td {{ background: #eef7ee; }}
+.note {{ background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5rem 0.8rem; }}
+.label {{ font-weight: 600; margin: 0.8rem 0 0.2rem; }}
+ul.caveats {{ color: #5b6670; font-size: 0.92rem; }}
+.figure {{ margin: 0.6rem 0 1rem; }}
 """
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """One run in the report: its verdict, the charts that show it (the evidence chart first), the numbers."""
+
+    heading: str
+    finding: Finding
+    figures: tuple[go.Figure, ...]
+    meta: str = ""
+    """One plain line under the heading (sizes, run id); escaped when rendered."""
+    details: str = ""
+    """Tables and notes as HTML, built in this module from escaped data."""
 
 
 def results_csv(results: Sequence[BenchmarkResult]) -> str:
@@ -55,26 +93,38 @@ def results_csv(results: Sequence[BenchmarkResult]) -> str:
     return buffer.getvalue()
 
 
-def _figure_html(figure: go.Figure, first: bool) -> str:
-    return figure.to_html(full_html=False, include_plotlyjs=True if first else False, config={"displaylogo": False})
+def _fmt(value: float | None, spec: str = ".3f") -> str:
+    return "–" if value is None or not math.isfinite(value) else format(value, spec)
 
 
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
+def _table(header: Sequence[str], rows: Iterable[tuple[Sequence[str], str]]) -> str:
+    """An HTML table; cells are plain text (escaped here), each row with an optional CSS class."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join(
+        ("<tr>" if not css else f'<tr class="{escape(css)}">') + "".join(f"<td>{escape(c)}</td>" for c in cells)
+        + "</tr>"
+        for cells, css in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _table(result: BenchmarkResult) -> str:
-    header = "".join(f"<th>{h}</th>" for h in ("method", "AUROC", "95% CI", "TPR@1%FPR", "TPR@5%FPR"))
-    body = []
+def _figure_html(figure: go.Figure) -> str:
+    """A figure's div and its drawing call; the library itself is in the page head, once."""
+    return f'<div class="figure">{figure.to_html(full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG)}</div>'
+
+
+# ------------------------------------------------------------------------------------------ membership
+
+
+def _membership_table(result: BenchmarkResult) -> str:
+    rows = []
     for row in result.table_rows():
-        css = {"blind_baseline": ' class="baseline"', "ensemble": ' class="ensemble"'}.get(row["method"], "")
+        css = {"blind_baseline": "baseline", "ensemble": "ensemble"}.get(row["method"], "")
         ci = "–" if row["ci_low"] is None else f"{row['ci_low']:.3f}–{row['ci_high']:.3f}"
-        body.append(
-            f"<tr{css}><td>{escape(str(row['label']))} <small>({escape(row['method'])})</small></td>"
-            f"<td>{_fmt(row['auroc'])}</td><td>{ci}</td><td>{_fmt(row['tpr_at_1_fpr'])}</td>"
-            f"<td>{_fmt(row['tpr_at_5_fpr'])}</td></tr>"
-        )
-    return f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        cells = (f"{row['label']} ({row['method']})", _fmt(row["auroc"]), ci, _fmt(row["tpr_at_1_fpr"]),
+                 _fmt(row["tpr_at_5_fpr"]))
+        rows.append((cells, css))
+    return _table(("method", "AUROC", "95% CI", "TPR@1%FPR", "TPR@5%FPR"), rows)
 
 
 def _baseline_warning(result: BenchmarkResult) -> str:
@@ -90,33 +140,136 @@ def _baseline_warning(result: BenchmarkResult) -> str:
     return ""
 
 
-def build_html_report(
-    results: Sequence[BenchmarkResult], *, title: str = "LeakLens membership benchmark report"
+def membership_sections(results: Sequence[BenchmarkResult]) -> list[ReportSection]:
+    """One section per benchmark run: AUROC bars (the evidence), ROC curves, then the full table."""
+    sections = []
+    for result, heading in zip(results, column_labels(results, with_model=True), strict=True):
+        members = sum(result.labels)
+        details = [_baseline_warning(result), _membership_table(result)]
+        details += [f'<p class="note">{escape(note)}</p>' for note in result.notes]
+        sections.append(
+            ReportSection(
+                heading=heading,
+                finding=membership_finding(result),
+                figures=(auroc_bars(result), roc_overlay(result, top_methods(result))),
+                meta=f"Membership benchmark · {result.n} texts ({members} members) · run {result.run_id}",
+                details="".join(details),
+            )
+        )
+    return sections
+
+
+# ------------------------------------------------------------------------------------------ loss delta
+
+
+def leakage_section(report: LeakageReport) -> ReportSection:
+    """Loss bars with Δ per model (the evidence), Δ² against base models, per-problem losses, the table."""
+    first = report.models[0].stats
+    figures = [delta_bars(report)]
+    if any(m.delta2 is not None for m in report.models):
+        figures.append(delta2_bars(report))
+    figures += [problem_scatter(report, m.model) for m in report.models]
+    rows = [
+        ((m.model, m.base_model or "–", _fmt(m.stats.l_test), _fmt(m.stats.l_ref), _fmt(m.stats.delta, "+.3f"),
+          f"{m.stats.ci[0]:+.3f} to {m.stats.ci[1]:+.3f}", _fmt(m.stats.p_value, ".2g"),
+          _fmt(m.delta2, "+.3f") if m.delta2 is not None else "–"), "")
+        for m in report.models
+    ]
+    details = [_table(("model", "base model", "L_test", "L_ref", "Δ", "Δ 95% CI", "p", "Δ²"), rows)]
+    if report.flagged:
+        details.append('<p class="label">Reference problems that may be unfit as a reference</p>')
+        flagged = [((f.task_id, "; ".join(f.reasons)), "") for f in report.flagged]
+        details.append(_table(("task id", "reasons"), flagged))
+    pairing = "paired by task id" if report.paired else "unpaired"
+    return ReportSection(
+        heading=f"Loss delta · {report.test_name} vs {report.ref_name}",
+        finding=leakage_finding(report),
+        figures=tuple(figures),
+        meta=(f"Loss-delta test · {first.n_test} benchmark and {first.n_ref} reference problems · {pairing} · "
+              f"significance test: {report.test_used}"),
+        details="".join(details),
+    )
+
+
+# -------------------------------------------------------------------------------------- multiple choice
+
+
+def mcq_section(report: MCQReport, *, model: str, benchmark: str) -> ReportSection:
+    """Options completed per question, published order vs shuffled (the evidence), then the order test."""
+    figures = [mcq_score_distribution(report, "completion"), mcq_score_distribution(report, "next_token")]
+    if report.permutation is not None:
+        figures.append(rank_histogram(report))
+    k = report.original.n_options
+    rows = []
+    for kind in ("completion", "next_token"):
+        drop, (lo, hi) = score_drop(report, kind)
+        rows.append(((PROBE_TITLES[kind], f"{report.original.summary(kind).mean:.2f} of {k}",
+                      f"{report.shuffled.summary(kind).mean:.2f} of {k}", f"{drop:+.2f}", f"{lo:+.2f} to {hi:+.2f}"),
+                     ""))
+    return ReportSection(
+        heading=f"Multiple-choice memorization · {benchmark} · {model}",
+        finding=mcq_finding(report),
+        figures=tuple(figures),
+        meta=f"Multiple-choice test · {len(report.original.results)} questions · {k} options each",
+        details=_table(("probe", "published order", "shuffled", "drop", "drop 95% CI"), rows),
+    )
+
+
+# ---------------------------------------------------------------------------------------------- render
+
+
+def render_report(
+    sections: Sequence[ReportSection], *, title: str, intro: str = "", overview: go.Figure | None = None
 ) -> str:
-    """The whole report as one HTML document (heatmap, then per run: table, bar chart, ROC curves)."""
-    if not results:
-        raise LeakLensError("There are no finished benchmark runs to report; run a membership benchmark first.")
+    """The whole document: every verdict first, then an optional overview chart, then one section per run."""
+    if not sections:
+        raise LeakLensError("There are no finished runs to report; run a test first.")
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    anchors = [f"run-{i + 1}" for i in range(len(sections))]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{_STYLE}</style>",
+        f'<script type="text/javascript">{get_plotlyjs()}</script>',
+        "</head><body>",
         f"<h1>{escape(title)}</h1>",
-        f'<p class="meta">Generated {generated} by LeakLens · {len(results)} run(s). AUROC: probability that a '
-        "random member text outscores a random non-member (0.5 = chance), with a 95% bootstrap interval. The "
-        "blind baseline is a bag-of-words classifier that never sees the model.</p>",
-        "<h2>All runs</h2>",
-        _figure_html(auroc_heatmap(results), first=True),
+        '<div class="findings">',
+        *(banner_html(s.finding, subject=s.heading, link=a) for s, a in zip(sections, anchors)),
+        "</div>",
+        f'<p class="meta">Generated {generated} by LeakLens · {len(sections)} run(s). {intro}</p>',
     ]
-    for result, heading in zip(results, column_labels(results, with_model=True), strict=True):
-        parts.append(f"<h2>{escape(heading)}</h2>")
-        members = sum(result.labels)
-        parts.append(f'<p class="meta">{result.n} texts ({members} members) · run {escape(result.run_id)}</p>')
-        parts.append(_baseline_warning(result))
-        parts.append(_table(result))
-        for note in result.notes:
-            parts.append(f'<p class="note">{escape(note)}</p>')
-        parts.append(_figure_html(auroc_bars(result), first=False))
-        parts.append(_figure_html(roc_overlay(result, top_methods(result)), first=False))
+    if overview is not None:
+        parts += ["<h2>All runs</h2>", _figure_html(overview)]
+    for section, anchor in zip(sections, anchors):
+        parts.append(f'<section id="{anchor}"><h2>{escape(section.heading)}</h2>')
+        if section.meta:
+            parts.append(f'<p class="meta">{escape(section.meta)}</p>')
+        evidence, *more = section.figures or (None,)
+        if evidence is not None:
+            parts.append(_figure_html(evidence))
+        parts.append(finding_details_html(section.finding))
+        parts += [_figure_html(figure) for figure in more]
+        parts += [section.details, "</section>"]
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+MEMBERSHIP_INTRO = (
+    "AUROC: probability that a random member text outscores a random non-member (0.5 = chance), with a 95% "
+    "bootstrap interval. The blind baseline is a bag-of-words classifier that never sees the model."
+)
+
+
+def build_html_report(
+    results: Sequence[BenchmarkResult], *, title: str = DEFAULT_TITLE, sections: Sequence[ReportSection] = ()
+) -> str:
+    """The report of membership runs (an AUROC heatmap across them first) and any other runs' ``sections``."""
+    if not results and not sections:
+        raise LeakLensError("There are no finished benchmark runs to report; run a membership benchmark first.")
+    return render_report(
+        [*membership_sections(results), *sections],
+        title=title,
+        intro=MEMBERSHIP_INTRO if results else "",
+        overview=auroc_heatmap(results) if len(results) > 1 else None,
+    )

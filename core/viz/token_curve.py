@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from core.engine.scoring import MAX_KGRAM, TokenRecords
 from core.methods.slope import Values, adjusted_slope, linear_fit, slope_series
+from core.viz.style import style_figure
 
 CURVE_COLOURS = ("#1f5f7a", "#e4572e", "#6a994e", "#8e7dbe")
 
@@ -121,13 +122,13 @@ def confidence_figure(curves: Sequence[ConfidenceCurve], *, height: int = 420) -
             )
         )
     first = curves[0]
-    figure.update_layout(
+    style_figure(
+        figure,
         height=height,
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        xaxis_title="token position in the passage",
-        yaxis_title=y_axis_title(first.values, first.kgram),
+        margin={"t": 30},
+        xaxis={"title": {"text": "token position in the passage"}},
+        yaxis={"title": {"text": y_axis_title(first.values, first.kgram)}},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
         hovermode="closest",
-        template="plotly_white",
     )
     return figure

@@ -56,6 +56,69 @@ def test_results_page_renders_heatmap_and_roc(results_app_url, browser_page, scr
     page.screenshot(path=str(screenshot_dir / "results_full_1440.png"))
 
 
+_REPORT_LAYOUT_JS = """() => {
+  const inside = (box, outer) => box.left >= outer.left - 1 && box.right <= outer.right + 1
+                               && box.top >= outer.top - 1 && box.bottom <= outer.bottom + 1;
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  return plots.map(plot => {
+    const frame = plot.querySelector('.main-svg').getBoundingClientRect();
+    const labels = [...plot.querySelectorAll('.xtick text, .ytick text, .legendtext, .g-gtitle text')];
+    const bars = [...plot.querySelectorAll('.bars path')].map(e => getComputedStyle(e).fill);
+    return {
+      title: (plot.querySelector('.g-gtitle text') || {}).textContent || '',
+      clipped: labels.filter(e => !inside(e.getBoundingClientRect(), frame)).map(e => e.textContent),
+      lines: [...plot.querySelectorAll('.scatterlayer .trace .js-line')].map(e => getComputedStyle(e).stroke),
+      bars: [...new Set(bars)],
+      heatmap: plot.querySelectorAll('.heatmaplayer image').length,
+    };
+  });
+}"""
+
+
+def test_exported_report_reads_as_a_report(results_app_url, browser_page, screenshot_dir, tmp_path):
+    """The Results page's HTML export, opened offline: the finding on top, labels inside, colours on every line."""
+    page = browser_page
+    open_page(page, f"{results_app_url}/Results")
+    with page.expect_download(timeout=120_000) as download:
+        page.get_by_role("button", name="Report (self-contained HTML)").click()
+    report = tmp_path / "leaklens_report.html"
+    download.value.save_as(report)
+    text = report.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and text.count('class="leaklens-finding"') == 2
+
+    page.context.set_offline(True)  # a report that needs the network would fail to draw here
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(report.as_uri(), wait_until="load")
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 5", timeout=60_000)
+    page.wait_for_timeout(800)
+    assert [url for url in requested if not url.startswith(("file:", "data:", "blob:"))] == []
+
+    # A first-time reader sees what was found before anything else: the verdict under the title, on screen.
+    first = page.locator("body > *").nth(1)
+    assert first.get_attribute("class") == "findings"
+    banner = page.locator(".leaklens-finding").first
+    assert banner.bounding_box()["y"] + banner.bounding_box()["height"] < 400
+    assert banner.locator(".leaklens-headline").inner_text().strip()
+
+    plots = page.evaluate(_REPORT_LAYOUT_JS)
+    assert len(plots) == 1 + 2 * 2  # heatmap across runs, then bars and ROC per run
+    assert plots[0]["heatmap"] == 1
+    for plot in plots:
+        assert plot["clipped"] == [], plot["title"]  # every tick label, legend entry and title inside the chart
+    rocs = [p for p in plots if p["title"].startswith("ROC curves")]
+    assert len(rocs) == 2
+    for roc in rocs:
+        curves = roc["lines"][:-1]  # the last line is the dotted chance diagonal, dark on purpose
+        assert len(curves) == len(set(curves)) >= 3, curves
+        assert not {"rgb(0, 0, 0)", "rgb(0, 0, 1)"} & set(curves)
+    bars = [p for p in plots if "AUROC with 95% CI" in p["title"]]
+    assert len(bars) == 2 and all(len(p["bars"]) >= 2 for p in bars)  # methods blue, baseline grey
+
+    page.screenshot(path=str(screenshot_dir / "report_1440x900.png"))
+    page.screenshot(path=str(screenshot_dir / "report_full_1440.png"), full_page=True)
+
+
 def test_membership_page_runs_and_shows_charts(results_app_url, browser_page, screenshot_dir):
     """Runs after the Results test: a 12-text run on the tiny model from the page lands in the same store."""
     page = browser_page

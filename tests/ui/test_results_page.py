@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -94,3 +95,20 @@ def test_deleting_a_run_needs_an_explicit_tick(filled_store, monkeypatch):
     app.button(key="results_delete").click().run()
     assert not app.exception, app.exception
     assert {r.run_id for r in store.list_runs()} == before - {doomed}
+
+
+def test_selected_run_leads_with_its_finding_and_export_follows_the_chosen_runs(filled_store, monkeypatch):
+    from core.membership.benchmark import latest_per_dataset, stored_results
+    from core.membership.finding import membership_finding
+
+    app = _page(filled_store, monkeypatch)
+    results = latest_per_dataset(stored_results(ResultStore(filled_store)))
+    chosen = results[app.selectbox(key="results_dataset").value]
+    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    assert len(banners) == 1 and html.escape(membership_finding(chosen).headline) in banners[0]
+    export = app.multiselect(key="results_export_runs")
+    assert export.value == list(range(len(results)))  # every run by default
+    assert not any(b.proto.disabled for b in app.get("download_button"))
+    export.set_value([]).run()
+    assert not app.exception, app.exception
+    assert all(b.proto.disabled for b in app.get("download_button"))  # nothing chosen, nothing to export
