@@ -16,7 +16,9 @@ from tests.browser.helpers import exception_texts, full_page_screenshot, open_pa
 
 pytestmark = pytest.mark.browser
 
-CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg'
+CURVE = '.st-key-inspect_curve [data-testid="stPlotlyChart"]'
+"""The confidence curve's chart (the strip placing the passage among fresh passages is a chart too)."""
+CHART = f"{CURVE} .js-plotly-plot .main-svg"
 HEATMAP = ".ll-heatmap"
 SCORE_CARDS = '[class*="st-key-score_card_"]'
 TIMING_LOG = Path("test-output") / "timings.jsonl"
@@ -33,7 +35,8 @@ def _analyse(page) -> float:
 
 
 _LEGEND_JS = (
-    """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .legendtext')].map(e => e.textContent)"""
+    "() => [...document.querySelectorAll('.st-key-inspect_curve [data-testid=\"stPlotlyChart\"] .legendtext')]"
+    ".map(e => e.textContent)"
 )
 
 
@@ -82,8 +85,8 @@ def test_gettysburg_example_shows_curve_heatmap_and_scores(app_url, browser_page
 
     assert exception_texts(page) == []
     # The curve and its dashed fitted slope line.
-    assert page.locator('[data-testid="stPlotlyChart"] .scatterlayer .trace').count() == 2
-    assert page.locator('[data-testid="stPlotlyChart"] .scatterlayer path.js-line[style*="dasharray"]').count() == 1
+    assert page.locator(f"{CURVE} .scatterlayer .trace").count() == 2
+    assert page.locator(f'{CURVE} .scatterlayer path.js-line[style*="dasharray"]').count() == 1
     heatmap = page.locator(HEATMAP)
     assert heatmap.count() == 1
     assert heatmap.inner_text().startswith("Four score and seven years ago")
@@ -98,7 +101,7 @@ def test_gettysburg_example_shows_curve_heatmap_and_scores(app_url, browser_page
     assert "Log-likelihood" in page.locator('[data-testid="stMain"]').inner_text()
     assert "No verdict without calibration" in page.locator('[data-testid="stMain"]').inner_text()
     full_page_screenshot(page, str(screenshot_dir / "inspect_gettysburg_1440x900.png"))
-    page.locator('[data-testid="stPlotlyChart"]').scroll_into_view_if_needed()
+    page.locator(CURVE).scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot_dir / "inspect_gettysburg_1440x900_viewport.png"))
     page.set_viewport_size({"width": 1024, "height": 768})
     page.wait_for_timeout(800)
