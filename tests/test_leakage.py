@@ -396,3 +396,15 @@ def test_fine_tuning_on_half_the_test_set_drives_its_delta_down(tiny_lm):
 
     finding = leakage_finding(report)
     assert finding.level == "strong" and "easier" in finding.headline
+
+
+def test_report_applies_the_low_delta_check_only_with_three_models():
+    ids = ["T/0", "T/1"]
+    sets = pair_sets(_set("test", ids), _set("ref", ids))
+    low = {"T/0": 1.5, "T/1": 1.0}  # every model finds T/0 far easier in the test set
+    one = {"m0": _losses("m0", dict.fromkeys(ids, 1.0), low)}
+    report = build_leakage_report(sets, [ModelRequest("m0")], one)
+    assert report.flagged == () and "at least 3 scored models" in report.flag_note
+    three = {f"m{i}": _losses(f"m{i}", dict.fromkeys(ids, 1.0), low) for i in range(3)}
+    report = build_leakage_report(sets, [ModelRequest(m) for m in three], three)
+    assert [f.task_id for f in report.flagged] == ["T/0"] and report.flag_note is None

@@ -137,6 +137,8 @@ def _print_report(report, elapsed: float, *, stored: bool) -> None:
         print(f"\n{'model':<32} {'base':<24} {'Δ_SFT':>8} {'Δ_base':>8} {'Δ²':>8}")
         for m in with_base:
             print(f"{m.model:<32} {m.base_model:<24} {m.stats.delta:>8.4f} {m.base_stats.delta:>8.4f} {m.delta2:>8.4f}")
+    if report.flag_note:
+        print(f"\nnote: {report.flag_note}")
     if report.flagged:
         print(f"\nflagged reference problems ({len(report.flagged)}):")
         for f in report.flagged:

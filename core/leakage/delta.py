@@ -34,6 +34,8 @@ LENGTH_TOLERANCE = 0.3
 SUSPICIOUS_DELTA = -0.2
 SUSPICIOUS_SHARE = 0.8
 """A reference problem is suspicious when more than 80% of models have per-problem Δ < −0.2 on it."""
+MIN_MODELS_FOR_SHARE = 3
+"""With fewer scored models "80% of models" means one or two models, and would flag good problems."""
 
 Pairing = Literal["auto", "paired", "unpaired"]
 
@@ -213,14 +215,19 @@ def flag_reference_problems(
     length_tolerance: float = LENGTH_TOLERANCE,
     delta_threshold: float = SUSPICIOUS_DELTA,
     model_share: float = SUSPICIOUS_SHARE,
+    min_models: int = 1,
 ) -> list[FlaggedProblem]:
-    """The original pipeline's quality checks on the reference set, in reference order."""
+    """The original pipeline's quality checks on the reference set, in reference order.
+
+    The low-Δ share is only checked with at least ``min_models`` scored models (reports use
+    ``MIN_MODELS_FOR_SHARE``).
+    """
     ratios: dict[str, float] = {}
     if sets.paired:
         for t, r in zip(sets.test.problems, sets.ref.problems):
             ratios[r.task_id] = len(r.solution) / max(1, len(t.solution))
     shares: dict[str, float] = {}
-    if losses:
+    if losses and len(losses) >= min_models:
         per_model = [per_problem_deltas(sets.paired, ml) for ml in losses]
         for task_id in sets.ref.ids:
             low = sum(1 for deltas in per_model if deltas[task_id] < delta_threshold)
@@ -264,6 +271,14 @@ class LeakageReport:
     unmatched_test: tuple[str, ...] = ()
     unmatched_ref: tuple[str, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def flag_note(self) -> str | None:
+        """Why the low-Δ reference check was not applied, when it was not."""
+        if len(self.losses) >= MIN_MODELS_FOR_SHARE:
+            return None
+        return (f"The per-problem low-Δ check on the reference set needs at least {MIN_MODELS_FOR_SHARE} scored "
+                f"models; with {len(self.losses)} it is not applied (only solution lengths are checked).")
 
     @property
     def test_used(self) -> str:
@@ -328,6 +343,7 @@ class LeakageReport:
             "flag_reasons": {f.task_id: list(f.reasons) for f in self.flagged},
             "unmatched_test": list(self.unmatched_test),
             "unmatched_reference": list(self.unmatched_ref),
+            "flag_note": self.flag_note,
         }
 
 
@@ -370,7 +386,7 @@ def build_leakage_report(
         paired=sets.paired,
         models=tuple(rows),
         losses=scored,
-        flagged=tuple(flag_reference_problems(sets, scored)),
+        flagged=tuple(flag_reference_problems(sets, scored, min_models=MIN_MODELS_FOR_SHARE)),
         unmatched_test=sets.unmatched_test,
         unmatched_ref=sets.unmatched_ref,
         settings={"n_resamples": n_resamples, "seed": seed},

@@ -58,4 +58,5 @@ def leakage_finding(report: LeakageReport) -> Finding:
     order = {level: i for i, level in enumerate((*EXPOSURE_LEVELS, "inconclusive", "none"))}
     chosen = min(findings, key=lambda f: order.get(f.level, len(order)))
     evidence = tuple(line for f in findings for line in f.evidence)
-    return Finding(chosen.level, chosen.headline, evidence, chosen.caveats)
+    caveats = chosen.caveats + ((report.flag_note,) if report.flag_note else ())
+    return Finding(chosen.level, chosen.headline, evidence, caveats)
