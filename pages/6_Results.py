@@ -1,15 +1,21 @@
-"""Results: every stored run, detectors compared across datasets by AUROC, and export for stakeholders."""
+"""Results: every stored run of every test, one opened at a time, and a report for stakeholders."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from core.errors import LeakLensError
+from core.mcq.finding import mcq_finding
+from core.mcq.stored import KIND as MCQ_KIND
+from core.mcq.stored import mcq_report_from_run
+from core.membership.benchmark import KIND as MEMBERSHIP_KIND
 from core.membership.benchmark import latest_per_dataset, stored_results
 from core.membership.finding import membership_finding
+from core.store.overview import DELTA_KIND, delta_table, kind_label, run_details, run_table
 from core.store.results import ResultStore
+from core.viz.mcq_plots import mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
-from core.viz.report import build_html_report, results_csv
+from core.viz.report import DEFAULT_TITLE, MIXED_TITLE, build_html_report, mcq_section, results_csv
 from ui.common import model_picker, page_setup
 from ui.finding import finding_banner
 
@@ -17,9 +23,9 @@ page_setup("Results")
 model_picker()
 st.title("Results")
 st.caption(
-    "Every run stored on this machine, from this dashboard or the command line (`python -m core mia ...`). "
-    "AUROC 0.5 is chance; the blind baseline (a bag-of-words classifier that never sees the model) shows how "
-    "separable each dataset is without the model."
+    "Every run stored on this machine, from this dashboard or the command line (`python -m core mia ...`, "
+    "`python -m core mcq ...`). Open one below; export a self-contained report at the bottom, or from a terminal "
+    "with `python -m core report RUN_ID --out report.html` (run ids under *Run details*)."
 )
 
 store = ResultStore()
@@ -30,9 +36,11 @@ except LeakLensError as exc:
     st.stop()
 if not runs:
     st.info(
-        f"No stored runs yet in `{store.path}`. Run the Membership benchmark page, or "
+        "No stored runs yet. Run the Membership benchmark page, or "
         "`python -m core mia --dataset FILE --model MODEL` from a terminal."
     )
+    with st.expander("Run details"):
+        st.caption(f"Results store: `{store.path}`")
     st.stop()
 
 models = sorted({r.model for r in runs if r.model})
@@ -40,67 +48,131 @@ chosen_models = st.multiselect("Filter by model", models, default=models, key="r
 runs = [r for r in runs if r.model in chosen_models or not r.model]
 
 st.subheader("Stored runs")
-st.dataframe(
-    [
-        {
-            "kind": r.kind,
-            "dataset": r.dataset,
-            "model": r.model,
-            "status": r.status,
-            "done": r.n_done,
-            "total": r.n_total,
-            "started (UTC)": r.timestamp("created_at"),
-            "finished (UTC)": r.timestamp("finished_at"),
-            "run id": r.run_id,
-        }
-        for r in runs
-    ],
-    hide_index=True,
-    width="stretch",
-)
+st.dataframe(run_table(runs), hide_index=True, width="stretch",
+             column_order=["test", "dataset", "model", "status", "done", "total", "started (UTC)",
+                           "finished (UTC)"])
 unfinished = [r for r in runs if not r.finished]
 if unfinished:
     st.caption(
         f"{len(unfinished)} run(s) not finished: interrupted runs resume where they stopped when started again "
-        "with the same dataset, model and methods."
+        "with the same data, model and settings."
     )
+with st.expander("Run details"):
+    st.caption(f"Run ids (for `python -m core report RUN_ID ...`; a unique prefix is enough). "
+               f"Results store: `{store.path}`")
+    st.dataframe(run_details(runs), hide_index=True, width="stretch", key="results_details")
 
 results = latest_per_dataset([r for r in stored_results(store) if r.model in chosen_models])
-if not results:
-    st.info("No finished membership benchmark run matches the filter.")
-    st.stop()
+mcq_runs = [r for r in runs if r.kind == MCQ_KIND and r.finished]
+views = [k for k in (MEMBERSHIP_KIND, MCQ_KIND, DELTA_KIND) if k == MEMBERSHIP_KIND or any(r.kind == k for r in runs)]
 
-st.subheader("Methods × datasets")
-# sized by its cells (core.viz), not stretched: two datasets are two readable columns, not two wide bands
-st.plotly_chart(auroc_heatmap(results), width="content", key="results_heatmap")
-names = column_labels(results, with_model=True)
-index = st.selectbox("Dataset", range(len(results)), format_func=lambda i: names[i], key="results_dataset")
-result = results[index]
-finding_banner(membership_finding(result))
-for note in result.notes:
-    st.caption(f"Note: {note}")
-st.plotly_chart(auroc_bars(result), width="stretch", key="results_bars")
-available = [k for k in result.method_keys if result.metrics.get(k) is not None]
-shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
-                       format_func=lambda k: result.method_labels.get(k, k), key="results_roc_methods")
-st.plotly_chart(roc_overlay(result, shown), width="stretch", key="results_roc")
+st.subheader("Open a run")
+view = st.radio("Test", views, format_func=kind_label, horizontal=True, key="results_view",
+                label_visibility="collapsed") if len(views) > 1 else views[0]
+
+
+def _mcq_label(run) -> str:
+    return f"{run.dataset} · {run.model} · {run.timestamp('finished_at')}"
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _stored_mcq_report(path: str, run_id: str, finished_at: float | None):
+    """A finished MCQ run's report, rebuilt from the store once per run (finished runs never change)."""
+    stored = ResultStore(path)
+    return mcq_report_from_run(stored, stored.get_run(run_id))
+
+
+def _try_mcq_report(run):
+    try:
+        return _stored_mcq_report(str(store.path), run.run_id, run.finished_at), None
+    except LeakLensError as exc:
+        return None, str(exc)
+
+
+if view == MEMBERSHIP_KIND:
+    if not results:
+        st.info("No finished membership benchmark run matches the filter.")
+    else:
+        # sized by its cells (core.viz), not stretched: two datasets are two readable columns, not two wide bands
+        st.plotly_chart(auroc_heatmap(results), width="content", key="results_heatmap")
+        names = column_labels(results, with_model=True)
+        index = st.selectbox("Dataset", range(len(results)), format_func=lambda i: names[i], key="results_dataset")
+        result = results[index]
+        finding_banner(membership_finding(result))
+        for note in result.notes:
+            st.caption(f"Note: {note}")
+        st.plotly_chart(auroc_bars(result), width="stretch", key="results_bars")
+        available = [k for k in result.method_keys if result.metrics.get(k) is not None]
+        shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
+                               format_func=lambda k: result.method_labels.get(k, k), key="results_roc_methods")
+        st.plotly_chart(roc_overlay(result, shown), width="stretch", key="results_roc")
+elif view == MCQ_KIND:
+    if not mcq_runs:
+        st.info("No finished multiple-choice run matches the filter.")
+    else:
+        mcq_index = st.selectbox("Run", range(len(mcq_runs)), format_func=lambda i: _mcq_label(mcq_runs[i]),
+                                 key="results_mcq_run")
+        picked_run = mcq_runs[mcq_index]
+        report, problem = _try_mcq_report(picked_run)
+        if report is None:
+            st.warning(problem)
+        else:
+            finding_banner(mcq_finding(report))
+            st.caption(f"Multiple-choice test · {len(report.original.results)} questions · "
+                       f"{report.original.n_options} options each · shuffle seed {report.mitigation.seed}")
+            st.plotly_chart(mcq_score_distribution(report, "completion"), width="stretch", key="results_mcq_completion")
+            st.plotly_chart(mcq_score_distribution(report, "next_token"), width="stretch", key="results_mcq_next")
+            if report.permutation is not None:
+                st.plotly_chart(rank_histogram(report), width="stretch", key="results_mcq_ranks")
+            payload = report.to_dict(model=picked_run.model, benchmark=picked_run.dataset)
+            st.dataframe(payload["summary"], hide_index=True, width="stretch", key="results_mcq_summary")
+            with st.expander("Per question"):
+                st.dataframe(report.question_rows(), hide_index=True, width="stretch", key="results_mcq_questions")
+else:
+    st.dataframe(delta_table(runs), hide_index=True, width="stretch", key="results_delta",
+                 column_config={"benchmark mean loss": st.column_config.NumberColumn(format="%.3f"),
+                                "reference mean loss": st.column_config.NumberColumn(format="%.3f")})
+    st.info(
+        "The store keeps each problem set's losses, not the pairing and its statistics: open a loss-delta "
+        "comparison by running the test again (Contamination page or `python -m core delta ...`); the stored "
+        "losses are reused, so no model scores a set twice."
+    )
 
 st.subheader("Export")
-picked = st.multiselect("Runs to export", range(len(results)), default=list(range(len(results))),
-                        format_func=lambda i: names[i], key="results_export_runs",
-                        help="The report opens with each run's finding, then its charts and the full table.")
-chosen = [results[i] for i in picked]
+# an MCQ run stored without its options (older LeakLens) opens with a note above, but has nothing to export
+exportable_mcq = [r for r in mcq_runs if _try_mcq_report(r)[0] is not None]
+options = [("mia", i) for i in range(len(results))] + [("mcq", i) for i in range(len(exportable_mcq))]
+labels = column_labels(results, with_model=True) if results else []
+picked = st.multiselect(
+    "Runs to export", range(len(options)), default=list(range(len(options))),
+    format_func=lambda i: (labels[options[i][1]] if options[i][0] == "mia"
+                           else f"Multiple choice · {_mcq_label(exportable_mcq[options[i][1]])}"),
+    key="results_export_runs",
+    help="The report opens with each run's finding, then its charts and tables. Membership and multiple-choice "
+         "runs; a loss-delta comparison is exported from its own page.")
+chosen = [results[options[i][1]] for i in picked if options[i][0] == "mia"]
+chosen_mcq = [exportable_mcq[options[i][1]] for i in picked if options[i][0] == "mcq"]
+
+
+def _html_report() -> str:
+    sections = [mcq_section(_try_mcq_report(r)[0], model=r.model, benchmark=r.dataset) for r in chosen_mcq]
+    return build_html_report(chosen, title=MIXED_TITLE if sections else DEFAULT_TITLE, sections=sections)
+
+
 cols = st.columns(3)
 cols[0].download_button("AUROC table (CSV)", results_csv(chosen), file_name="leaklens_results.csv",
-                        mime="text/csv", key="results_csv", disabled=not chosen)
-cols[1].download_button("Report (self-contained HTML)", lambda: build_html_report(chosen),
-                        file_name="leaklens_report.html", mime="text/html", key="results_html", disabled=not chosen,
+                        mime="text/csv", key="results_csv", disabled=not chosen,
+                        help="Membership benchmark runs only.")
+cols[1].download_button("Report (self-contained HTML)", _html_report,
+                        file_name="leaklens_report.html", mime="text/html", key="results_html",
+                        disabled=not (chosen or chosen_mcq),
                         help="Opens in any browser without the app or a network connection.")
 with cols[2].popover("Delete a run"):
     by_id = {r.run_id: r for r in runs}
     doomed = st.selectbox("Run", list(by_id), key="results_delete_choice",
-                          format_func=lambda rid: f"{by_id[rid].dataset} · {by_id[rid].model} · "
-                                                  f"{by_id[rid].status} · {rid[:8]}")
+                          format_func=lambda rid: f"{kind_label(by_id[rid].kind)} · {by_id[rid].dataset} · "
+                                                  f"{by_id[rid].model} · {by_id[rid].status} · "
+                                                  f"{by_id[rid].timestamp('created_at')}")
     # Deleting cannot be undone and a run can stand for hours of scoring: ask for an explicit tick first.
     sure = st.checkbox(f"Delete its {by_id[doomed].n_done} scored texts for good", key="results_delete_sure")
     if st.button("Delete", key="results_delete", type="primary", disabled=not sure):

@@ -7,7 +7,7 @@ from pathlib import Path
 from core.data.questions import load_mcq
 from core.mcq.stored import KIND, benchmark_fingerprint, run_stored_benchmark
 from core.mcq.study import run_benchmark
-from core.store.results import ResultStore
+from core.store.results import ResultStore, SampleRow
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
@@ -66,3 +66,48 @@ def test_interrupted_mcq_run_resumes_and_matches_the_in_memory_study(tiny_lm, tm
 
     again, _, n_again = run_stored_benchmark(questions, config, load=no_model, **common)
     assert n_again == 0 and again.to_dict(model="m", benchmark="b") == expected.to_dict(model="m", benchmark="b")
+
+
+def test_finished_mcq_run_opens_from_the_store_alone(tiny_lm, tmp_path):
+    from core.mcq.completion import MCQConfig
+    from core.mcq.stored import mcq_report_from_run
+
+    questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=3).questions
+    config = MCQConfig(cut="words", threshold=0.5)
+    store = ResultStore(tmp_path / "results.sqlite")
+    report, run, _ = run_stored_benchmark(questions, config, load=lambda: tiny_lm, store=store, model="tiny-random",
+                                          benchmark="mmlu_sample", shuffle_seed=3, permutation=True)
+    sample = store.load_samples(run.run_id)[0].summary
+    assert sample["question_text"] == questions[0].question and sample["options"] == list(questions[0].options)
+    assert sample["answer"] == questions[0].answer and sample["question"] == questions[0].question[:200]
+
+    # A fresh store object over the same file: no questions, no model, no config passed in.
+    rebuilt = mcq_report_from_run(ResultStore(store.path), ResultStore(store.path).get_run(run.run_id))
+    assert rebuilt.to_dict(model="m", benchmark="b") == report.to_dict(model="m", benchmark="b")
+    assert rebuilt.original.config.cut == "words" and rebuilt.original.config.threshold == 0.5
+    assert rebuilt.shuffled_questions == report.shuffled_questions and rebuilt.permutation is not None
+
+
+def test_mcq_report_from_run_says_what_to_do_with_old_unfinished_or_foreign_runs(tmp_path):
+    import pytest
+
+    from core.errors import LeakLensError
+    from core.mcq.stored import mcq_report_from_run
+
+    store = ResultStore(tmp_path / "results.sqlite")
+    # An MCQ run stored before the questions' options were kept: its samples hold the truncated text only.
+    old = store.get_or_create_run(KIND, {"benchmark": "f", "cut": "chars"}, {"dataset": "mmlu", "model": "m",
+                                                                               "n_total": 1})
+    store.add_samples(old.run_id, [SampleRow("0", None, {"completion": 0.0}, {"question": "Q?", "answer": "A",
+                                                                             "original": [], "shuffled": []})])
+    old = store.finish_run(old.run_id, {})
+    with pytest.raises(LeakLensError, match="older LeakLens.*Run the multiple-choice test again"):
+        mcq_report_from_run(store, old)
+
+    unfinished = store.get_or_create_run(KIND, {"other": 1}, {"dataset": "mmlu", "model": "m", "n_total": 2})
+    with pytest.raises(LeakLensError, match="not finished.*resume"):
+        mcq_report_from_run(store, unfinished)
+
+    membership = store.get_or_create_run("mia", {"x": 1}, {"dataset": "d", "model": "m"})
+    with pytest.raises(LeakLensError, match="'mia' run, not a multiple-choice"):
+        mcq_report_from_run(store, membership)

@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "core.cli.mcq_cmd",
     "core.cli.delta_cmd",
     "core.cli.overlap_cmd",
+    "core.cli.report_cmd",
 ]
 
 

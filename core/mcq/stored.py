@@ -4,6 +4,8 @@ fingerprint and probe settings, so the Results page lists them beside the other 
 Runs go through the one resumable run loop: questions are probed a batch at a time and each question's
 full outcome (every probe's continuation, the shuffled probes, the order scores) is stored as it is
 measured, so an interrupted run resumes and a finished one is rebuilt without loading the model.
+Each question's full text, options and answer are stored with it, so a finished run also opens from
+the store alone (``mcq_report_from_run``: Results page, ``python -m core report``), without the file.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.data.questions import MCQuestion
+from core.data.questions import MCQuestion, PromptLayout
 from core.engine.identity import model_key
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
+from core.errors import LeakLensError
 from core.mcq.completion import MCQConfig, ProbeResult, QuestionResult
 from core.mcq.permutation import QuestionOrders
 from core.mcq.probes import Probe
@@ -29,6 +32,9 @@ from core.store.runloop import RunRequest, run_resumable
 KIND = "mcq"
 DEFAULT_BATCH_SIZE = 4
 """Questions per stored batch: small, so an interrupted run loses little and the bar moves often."""
+SAMPLE_FORMAT = 2
+"""Version of what each stored question holds; 2 added the full question, its options and answer. It is
+part of the run key, so a run stored before it is never reused: running the test again stores a complete one."""
 SCORE_KEYS = ("next_token", "completion", "similar", "next_token_shuffled", "completion_shuffled",
               "similar_shuffled", "order_percentile")
 
@@ -53,6 +59,7 @@ def mcq_run_key(
         "layout": [config.layout.question_template, config.layout.option_template, config.layout.separator],
         "shuffle_seed": shuffle_seed,
         "permutation": permutation,
+        "sample_format": SAMPLE_FORMAT,
     }
 
 
@@ -115,6 +122,8 @@ def _outcome_row(outcome: QuestionOutcome) -> SampleRow:
     summary = {
         "question": question.question[:200],
         "answer": question.answer,
+        "question_text": question.question,
+        "options": list(question.options),
         "original": [_probe_json(p) for p in outcome.original.probes],
         "shuffled": [_probe_json(p) for p in outcome.shuffled.probes],
         "orders": None if outcome.orders is None else list(outcome.orders.logprobs),
@@ -153,3 +162,42 @@ def _report_from_samples(
             )
         )
     return assemble_report(questions, shuffled, outcomes, config, shuffle_seed=shuffle_seed)
+
+
+def mcq_report_from_run(store: ResultStore, run: RunInfo) -> MCQReport:
+    """Rebuild a finished MCQ run's report from the store alone: no model, no benchmark file.
+
+    The questions, probe settings and shuffle seed come from the run's key and its stored questions, so
+    ``report.to_dict(...)`` equals the report of the run that stored it. Model and benchmark names for
+    display are ``run.meta["model"]`` and ``run.meta["dataset"]``.
+    """
+    if run.kind != KIND:
+        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a multiple-choice (mcq) run.")
+    if not run.finished:
+        raise LeakLensError(
+            f"The multiple-choice run on {run.dataset or 'its benchmark'} is not finished ({run.status}); "
+            "run the test again with the same settings to resume it."
+        )
+    samples = store.load_samples(run.run_id)
+    if not samples or any("options" not in s.summary or "question_text" not in s.summary for s in samples):
+        raise LeakLensError(
+            f"The multiple-choice run on {run.dataset or 'its benchmark'} with {run.model or 'its model'} was "
+            "stored by an older LeakLens without its questions' options, so it cannot be opened from the store. "
+            "Run the multiple-choice test again (same benchmark and model) to store a run that can be opened."
+        )
+    try:
+        key = run.key
+        config = MCQConfig(layout=PromptLayout(*key["layout"]), cut=key["cut"], metric=key["metric"],
+                           threshold=float(key["threshold"]))
+        seed = int(key["shuffle_seed"])
+        samples = sorted(samples, key=lambda s: int(s.sample_id))
+        questions = [
+            MCQuestion(index=int(s.sample_id), question=str(s.summary["question_text"]),
+                       options=tuple(str(o) for o in s.summary["options"]), answer=s.summary.get("answer"))
+            for s in samples
+        ]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LeakLensError(
+            f"The multiple-choice run {run.run_id} in the store is incomplete ({exc!r}); run the test again."
+        ) from exc
+    return _report_from_samples(questions, shuffle_questions(questions, seed), samples, config, seed)

@@ -4,7 +4,8 @@ It opens with what was found (each run's verdict banner), then the chart that sh
 and caveats. One file: the Plotly library is embedded once, inline, so the figures work offline and the
 file can be mailed or archived; every figure sets its own colours (``core.viz.style``), so nothing depends
 on the app's theme; all text from data (dataset names, model specs, method labels) is HTML-escaped.
-Membership benchmark runs, loss-delta runs and multiple-choice runs each become a section.
+Membership benchmark runs, loss-delta runs and multiple-choice runs each become a section;
+``stored_runs_report`` builds the report of stored runs (membership and multiple-choice) from the store alone.
 """
 
 from __future__ import annotations
@@ -24,10 +25,14 @@ from core.errors import LeakLensError
 from core.leakage.delta import LeakageReport
 from core.leakage.finding import leakage_finding
 from core.mcq.finding import mcq_finding, score_drop
+from core.mcq.stored import KIND as MCQ_KIND
+from core.mcq.stored import mcq_report_from_run
 from core.mcq.study import MCQReport
-from core.membership.benchmark import BenchmarkResult
+from core.membership.benchmark import KIND as MEMBERSHIP_KIND
+from core.membership.benchmark import BenchmarkResult, result_from_store
 from core.membership.finding import membership_finding
 from core.stats.finding import Finding
+from core.store.results import ResultStore, RunInfo
 from core.viz.banner import banner_html, finding_details_html
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
@@ -35,6 +40,9 @@ from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, 
 from core.viz.style import FONT_FAMILY, TEXT_COLOUR
 
 DEFAULT_TITLE = "LeakLens membership benchmark report"
+MIXED_TITLE = "LeakLens report"
+REPORTABLE_KINDS = {MEMBERSHIP_KIND: "membership benchmark", MCQ_KIND: "multiple-choice"}
+"""Stored run kinds a report is built from by the store alone."""
 CSV_COLUMNS = [
     "dataset",
     "model",
@@ -273,3 +281,57 @@ def build_html_report(
         intro=MEMBERSHIP_INTRO if results else "",
         overview=auroc_heatmap(results) if len(results) > 1 else None,
     )
+
+
+# ------------------------------------------------------------------------------------------ stored runs
+
+
+def find_stored_runs(store: ResultStore, run_ids: Sequence[str]) -> list[RunInfo]:
+    """The stored runs with these ids (a unique prefix is enough), in the order given; unknown ids are an error."""
+    runs = store.list_runs()
+    chosen = []
+    for wanted in run_ids:
+        wanted = wanted.strip()
+        matches = [r for r in runs if r.run_id == wanted] or [r for r in runs if wanted and r.run_id.startswith(wanted)]
+        if not matches:
+            raise LeakLensError(
+                f"No stored run with id '{wanted}' in {store.path}; the Results page (details) lists the run ids."
+            )
+        if len(matches) > 1:
+            raise LeakLensError(f"The id '{wanted}' matches {len(matches)} stored runs; give more of it.")
+        chosen.append(matches[0])
+    return chosen
+
+
+def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: str | None = None) -> str:
+    """The self-contained report of finished stored runs, rebuilt from the store alone.
+
+    Membership benchmark runs come first (with the AUROC overview when there are several), then each
+    multiple-choice run; any other kind (a loss-delta run holds one problem set's losses, not the pairing)
+    is an error that says what to do instead.
+    """
+    if not runs:
+        raise LeakLensError("Choose at least one stored run to report.")
+    results: list[BenchmarkResult] = []
+    sections: list[ReportSection] = []
+    for run in runs:
+        if run.kind not in REPORTABLE_KINDS:
+            raise LeakLensError(
+                f"Run {run.run_id} is a '{run.kind}' run; reports are built from stored membership (mia) and "
+                "multiple-choice (mcq) runs. A loss-delta comparison is reported by running "
+                "`python -m core delta ...` again (its stored losses are reused)."
+            )
+        if not run.finished:
+            raise LeakLensError(
+                f"Run {run.run_id} ({run.dataset or run.kind}) is not finished ({run.status}); "
+                "run it again to resume it, then report it."
+            )
+        if run.kind == MEMBERSHIP_KIND:
+            results.append(result_from_store(store, run))
+        else:
+            model = str(run.meta.get("model") or run.model)
+            benchmark = str(run.meta.get("dataset") or run.dataset)
+            sections.append(mcq_section(mcq_report_from_run(store, run), model=model, benchmark=benchmark))
+    if title is None:
+        title = DEFAULT_TITLE if not sections else MIXED_TITLE
+    return build_html_report(results, title=title, sections=sections)

@@ -141,3 +141,31 @@ def test_membership_page_runs_and_shows_charts(results_app_url, browser_page, sc
     assert any(t.startswith("non-members (n=") for t in legends)
     assert any(t.startswith("chance") for t in legends)  # the ROC overlay
     full_page_screenshot(page, str(screenshot_dir / "membership_benchmark_1440.png"))
+
+
+def test_mcq_report_from_the_store_opens_offline(tiny_lm, browser_page, screenshot_dir, tmp_path):
+    """``python -m core report`` on a stored MCQ run, opened from file: verdict on top, the probe charts drawn."""
+    from core.cli import main
+    from core.data.questions import load_mcq
+    from core.mcq.completion import MCQConfig
+    from core.mcq.stored import run_stored_benchmark
+
+    store = ResultStore(tmp_path / "results.sqlite")
+    questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=4).questions
+    _, run, _ = run_stored_benchmark(questions, MCQConfig(), load=lambda: tiny_lm, store=store, model="tiny-random",
+                                     benchmark="mmlu_sample", shuffle_seed=1, permutation=True)
+    report = tmp_path / "mcq_report.html"
+    assert main(["report", run.run_id, "--out", str(report), "--store", str(store.path)]) == 0
+
+    page = browser_page
+    page.context.set_offline(True)
+    page.goto(report.as_uri(), wait_until="load")
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
+    page.wait_for_timeout(800)
+    assert page.locator("body > *").nth(1).get_attribute("class") == "findings"
+    banner = page.locator(".leaklens-finding").first
+    assert banner.bounding_box()["y"] + banner.bounding_box()["height"] < 400
+    assert "Multiple-choice" in page.locator("h2").first.inner_text()
+    assert page.locator(".js-plotly-plot").count() == 3  # completion probe, next-token probe, order ranks
+    page.screenshot(path=str(screenshot_dir / "mcq_report_1440x900.png"))
+    page.screenshot(path=str(screenshot_dir / "mcq_report_full_1440.png"), full_page=True)

@@ -51,6 +51,13 @@ def _figure(app: AppTest, key_part: str) -> dict:
     return json.loads(charts[0].proto.spec)
 
 
+def _table(app: AppTest, column: str):
+    """The one table with this column (dataframes without selection carry no key in AppTest)."""
+    tables = [d.value for d in app.dataframe if column in d.value.columns]
+    assert len(tables) == 1, [list(d.value.columns) for d in app.dataframe]
+    return tables[0]
+
+
 def test_results_page_shows_runs_heatmap_roc_and_exports(filled_store, monkeypatch):
     app = _page(filled_store, monkeypatch)
     runs = app.dataframe[0].value
@@ -112,3 +119,77 @@ def test_selected_run_leads_with_its_finding_and_export_follows_the_chosen_runs(
     export.set_value([]).run()
     assert not app.exception, app.exception
     assert all(b.proto.disabled for b in app.get("download_button"))  # nothing chosen, nothing to export
+
+
+@pytest.fixture(scope="module")
+def mixed_store(tmp_path_factory, tiny_lm) -> Path:
+    """A finished MCQ run, an MCQ run stored without its options (older format) and a model's loss-delta sets."""
+    from core.data.questions import load_mcq
+    from core.mcq.completion import MCQConfig
+    from core.mcq.stored import run_stored_benchmark
+
+    path = tmp_path_factory.mktemp("mixed") / "results.sqlite"
+    store = ResultStore(path)
+    questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=3).questions
+    run_stored_benchmark(questions, MCQConfig(), load=lambda: tiny_lm, store=store, model="tiny-random",
+                         benchmark="mmlu_sample", shuffle_seed=1, permutation=True)
+    old = store.get_or_create_run("mcq", {"old": 1}, {"dataset": "old_mcq", "model": "tiny-random", "n_total": 1})
+    store.add_samples(old.run_id, [SampleRow("0", None, {"completion": 0.0}, {"question": "Q?", "answer": "A"})])
+    store.finish_run(old.run_id, {})
+    for name, role, losses in (("HumanEval", "test", [1.0, 2.0]), ("reference", "reference", [3.0, 5.0])):
+        run = store.get_or_create_run("delta", {"model": "tiny-random", "problems": name},
+                                      {"dataset": name, "model": "tiny-random", "role": role, "n_total": 2})
+        store.add_samples(run.run_id, [SampleRow(str(i), None, {"solution_loss": x}) for i, x in enumerate(losses)])
+        store.finish_run(run.run_id, {"mean_loss": sum(losses) / 2, "n": 2})
+    return path
+
+
+def test_an_mcq_run_opens_from_the_store_with_its_finding_and_charts(mixed_store, monkeypatch):
+    from core.mcq.finding import mcq_finding
+    from core.mcq.stored import mcq_report_from_run
+
+    app = _page(mixed_store, monkeypatch)
+    runs = app.dataframe[0].value
+    assert len(runs) == 3 and "run id" not in runs.columns  # two loss-delta sets of one model: one row
+    assert list(runs[runs["kind"] == "delta"]["dataset"]) == ["HumanEval vs reference"]
+    assert any("No finished membership benchmark run" in i.value for i in app.info)
+
+    app.radio(key="results_view").set_value("mcq").run()
+    assert not app.exception, app.exception
+    store = ResultStore(mixed_store)
+    choice = app.selectbox(key="results_mcq_run")
+    finished = [r for r in store.list_runs("mcq") if r.finished]
+    run = finished[choice.value]
+    if run.dataset != "mmlu_sample":  # open the complete run whichever is listed first
+        choice.set_value(1 - choice.value).run()
+        run = finished[choice.value]
+    report = mcq_report_from_run(store, run)
+    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    assert len(banners) == 1 and html.escape(mcq_finding(report).headline) in banners[0]
+    completion = _figure(app, "results_mcq_completion")["data"]
+    assert completion[0]["y"] == list(report.original.summary("completion").distribution)
+    _figure(app, "results_mcq_next")
+    _figure(app, "results_mcq_ranks")  # the run had the option-order test
+    export = app.multiselect(key="results_export_runs")
+    assert len(export.value) == 1  # the run stored without its options cannot be exported
+    html_button = [b for b in app.get("download_button") if b.proto.label.startswith("Report")][0]
+    assert not html_button.proto.disabled  # MCQ runs alone can be exported
+    assert [b.proto.disabled for b in app.get("download_button") if b.proto.label.startswith("AUROC")] == [True]
+
+    # The run stored without its options says what to do instead of failing.
+    choice.set_value(1 - choice.value).run()
+    assert not app.exception, app.exception
+    assert any("older LeakLens" in w.value and "again" in w.value for w in app.warning)
+
+
+def test_loss_delta_runs_are_listed_per_model_with_a_note(mixed_store, monkeypatch):
+    app = _page(mixed_store, monkeypatch)
+    app.radio(key="results_view").set_value("delta").run()
+    assert not app.exception, app.exception
+    table = _table(app, "benchmark set")
+    assert list(table["model"]) == ["tiny-random"] and list(table["benchmark set"]) == ["HumanEval"]
+    assert list(table["benchmark mean loss"]) == [1.5] and list(table["reference mean loss"]) == [4.0]
+    assert list(table["reference n"]) == [2]
+    assert any("running the test again" in i.value for i in app.info)
+    details = _table(app, "run id")
+    assert set(details["run id"]) == {r.run_id for r in ResultStore(mixed_store).list_runs()}

@@ -1,0 +1,46 @@
+"""``python -m core report``: the self-contained HTML report of stored runs, without the app or a model."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.cli.common import open_store, store_options
+from core.errors import LeakLensError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        parents=[store_options()],
+        help="write the self-contained HTML report of stored runs (membership and multiple-choice)",
+        description=(
+            "Build one HTML file from runs already in the results store: each run's finding first, then its "
+            "charts and tables. Membership benchmark (mia) and multiple-choice (mcq) runs are supported; the "
+            "Results page lists run ids under 'Run details' (a unique prefix is enough). The file embeds "
+            "Plotly once and opens offline in any browser."
+        ),
+    )
+    parser.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="id (or unique prefix) of a stored run")
+    parser.add_argument("--out", required=True, metavar="FILE.html",
+                        help="write the HTML report here (unlike other commands' --out, this is HTML, not JSON)")
+    parser.add_argument("--title", help="report title (default: by the kinds of runs reported)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.viz.report import find_stored_runs, stored_runs_report
+
+    if args.no_store:
+        raise LeakLensError("report reads runs from the results store; drop --no-store (use --store PATH).")
+    with open_store(args) as store:
+        runs = find_stored_runs(store, args.run_ids)
+        text = stored_runs_report(store, runs, title=args.title)
+    path = Path(args.out)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise LeakLensError(f"Could not write {path}: {exc.strerror}.") from exc
+    print(f"wrote the report of {len(runs)} run(s) to {path}")
+    return 0
