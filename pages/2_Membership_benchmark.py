@@ -11,7 +11,13 @@ from core.data.tables import load_uploaded
 from core.engine.auxiliary import auxiliary_cost
 from core.engine.models import available_bundled_models
 from core.errors import LeakLensError
-from core.membership.benchmark import BenchmarkResult, result_from_store, run_membership_benchmark
+from core.membership.benchmark import (
+    DEFAULT_BATCH_SIZE,
+    KIND,
+    BenchmarkResult,
+    result_from_store,
+    run_membership_benchmark,
+)
 from core.membership.finding import membership_finding
 from core.methods import default_methods, parse_methods
 from core.methods.reference import DEFAULT_REFERENCE
@@ -28,6 +34,7 @@ from ui.common import (
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, known_examples, unique_examples
 from ui.finding import finding_banner
 from ui.freshness import keep_result, setting, show_result
+from ui.run_control import cancelled_notice, scroll_to_finding, watched_run
 
 RESULTS_KEY = "membership_benchmark_runs"
 # Methods beyond the standard set: (name, what it needs); the pass count comes from ``auxiliary_cost``.
@@ -37,6 +44,17 @@ EXTRA_METHODS = {
     "reference": ("Reference model", "needs a second model"),
 }
 EXAMPLES = unique_examples(demo_examples("membership"), known_examples(KNOWN_DATASETS))
+# The bar moves at least this many times per run (the store writes, and Cancel stops, per batch).
+PROGRESS_STEPS = 50
+
+
+def page_batch_size(n: int) -> int:
+    """Texts per stored batch on this page: 1 (per text) up to 50 texts, growing to the run loop's default.
+
+    Scores do not depend on the batch size; a small batch makes the bar move and Cancel answer quickly.
+    """
+    return max(1, min(DEFAULT_BATCH_SIZE, n // PROGRESS_STEPS))
+
 
 page_setup("Membership benchmark")
 model_picker()
@@ -167,15 +185,17 @@ if run_clicked and choice is not None:
             dataset = _load(choice, text_col, label_col, limit or None, seed)
         store = ResultStore()
         finished = []
-        for spec in models:
-            progress = streamlit_progress(f"Scoring {dataset.n} texts with {spec}")
-            result = run_membership_benchmark(dataset, spec, methods, store=store, reference_model=reference,
-                                              progress=progress, load_model=get_model,
-                                              start_token=current_start_token())
-            finished.append((result.run_id, result.n_computed))
+        with watched_run("mb", KIND, "texts"):
+            for spec in models:
+                progress = streamlit_progress(f"Scoring {dataset.n} texts with {spec}")
+                result = run_membership_benchmark(dataset, spec, methods, store=store, reference_model=reference,
+                                                  batch_size=page_batch_size(dataset.n), progress=progress,
+                                                  load_model=get_model, start_token=current_start_token())
+                finished.append((result.run_id, result.n_computed))
         keep_result(RESULTS_KEY, finished, inputs)
     except LeakLensError as exc:
         st.error(str(exc))
+cancelled_notice("mb")
 
 
 def _show_runs(run_ids: list[tuple[str, int]]) -> None:
@@ -191,5 +211,8 @@ def _show_runs(run_ids: list[tuple[str, int]]) -> None:
             st.error(str(exc))
 
 
-if not show_result(RESULTS_KEY, inputs, _show_runs, action="Run benchmark") and choice is None:
+shown = show_result(RESULTS_KEY, inputs, _show_runs, action="Run benchmark")
+if shown and run_clicked:
+    scroll_to_finding()
+if not shown and choice is None:
     st.info("Choose a dataset to start: a ready example, an uploaded file, a local path or a hub dataset id.")

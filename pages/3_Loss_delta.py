@@ -12,6 +12,7 @@ from core.errors import LeakLensError
 from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport, ModelRequest
 from core.leakage.finding import leakage_finding
 from core.leakage.run import run_leakage_test
+from core.leakage.stored import KIND as DELTA_KIND
 from core.store.results import ResultStore
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
 from ui.common import (
@@ -25,6 +26,7 @@ from ui.common import (
 from ui.dataset_picker import DatasetChoice, ReadyExample, dataset_picker
 from ui.finding import finding_banner
 from ui.freshness import keep_result, setting, show_result
+from ui.run_control import cancelled_notice, scroll_to_finding, watched_run
 
 REPORT_KEY = "loss_delta_report"
 TEST_EXAMPLES = [ReadyExample("HumanEval (offline, 164 problems)", HUMANEVAL),
@@ -143,13 +145,17 @@ if run_clicked and test_choice is not None and ref_choice is not None:
         test = _load(test_choice, columns, limit or None)
         ref = _load(ref_choice, columns, limit or None)
         requests = [ModelRequest(spec, bases.get(spec) or None) for spec in models]
-        progress = streamlit_progress(f"Scoring {len(test)} + {len(ref)} solutions per model")
-        report = run_leakage_test(test, ref, requests, load=get_model, pairing=pairing, store=ResultStore(),
-                                  progress=progress, start_token=current_start_token())
+        with watched_run("ld", DELTA_KIND, "solutions"):
+            progress = streamlit_progress(f"Scoring {len(test)} + {len(ref)} solutions per model")
+            report = run_leakage_test(test, ref, requests, load=get_model, pairing=pairing, store=ResultStore(),
+                                      progress=progress, start_token=current_start_token())
         keep_result(REPORT_KEY, report, inputs)
     except LeakLensError as exc:
         st.error(str(exc))
+cancelled_notice("ld")
 
 shown = show_result(REPORT_KEY, inputs, lambda report: _show(report, threshold), action="Run loss-delta test")
+if shown and run_clicked:
+    scroll_to_finding()
 if not shown and (test_choice is None or ref_choice is None):
     st.info("Choose a test set and a reference set to start.")

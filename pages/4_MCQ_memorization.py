@@ -15,7 +15,7 @@ from core.errors import LeakLensError
 from core.mcq.completion import MCQConfig
 from core.mcq.finding import mcq_finding
 from core.mcq.match import SIMILARITY_METRICS
-from core.mcq.stored import run_stored_benchmark
+from core.mcq.stored import KIND, run_stored_benchmark
 from core.mcq.study import MCQReport
 from core.store.results import ResultStore
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
@@ -31,6 +31,7 @@ from ui.common import (
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, file_examples
 from ui.finding import finding_banner
 from ui.freshness import keep_result, setting, show_result
+from ui.run_control import cancelled_notice, scroll_to_finding, watched_run
 
 REPORT_KEY = "mcq_report"
 
@@ -162,14 +163,17 @@ if submitted:
                                threshold=float(threshold))
             dataset = _load(choice, columns, int(limit))
             spec = current_model_spec()
-            report, run, n_computed = run_stored_benchmark(
-                dataset.questions, config, load=lambda: get_model(spec), store=ResultStore(), model=spec,
-                benchmark=dataset.source, shuffle_seed=int(seed), permutation=permutation,
-                progress=streamlit_progress("Probing original and shuffled options"), start_token=current_start_token())
+            with watched_run("mcq", KIND, "questions"):
+                report, run, n_computed = run_stored_benchmark(
+                    dataset.questions, config, load=lambda: get_model(spec), store=ResultStore(), model=spec,
+                    benchmark=dataset.source, shuffle_seed=int(seed), permutation=permutation,
+                    progress=streamlit_progress("Probing original and shuffled options"),
+                    start_token=current_start_token())
             keep_result(REPORT_KEY, MCQRun(report, spec, dataset.source, dataset.skipped_summary()
                                            if dataset.skipped else "", run.run_id, n_computed), inputs)
         except LeakLensError as exc:
             st.error(str(exc))
+cancelled_notice("mcq")
 
 
 def _show_run(shown: MCQRun) -> None:
@@ -184,4 +188,5 @@ def _show_run(shown: MCQRun) -> None:
     _show(shown.report, probe, shown.model, shown.benchmark)
 
 
-show_result(REPORT_KEY, inputs, _show_run, action="Run")
+if show_result(REPORT_KEY, inputs, _show_run, action="Run") and submitted:
+    scroll_to_finding()

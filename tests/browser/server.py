@@ -48,8 +48,10 @@ def streamlit_server(log_dir: Path, **env_overrides: str) -> Iterator[str]:
     log_path = log_dir / f"streamlit-{port}.log"
     # Passive OpenMP waits: on a small CPU shared with other test processes, torch's spinning worker
     # threads otherwise slow every model pass about tenfold.
+    # A results store of the server's own (beside its log) unless the caller names one: runs a test stores
+    # must never land in, or be read back from, the user's store.
     env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "LEAKLENS_DEFAULT_MODEL": "tiny-random",
-           "PYTHONUNBUFFERED": "1", **env_overrides}
+           "PYTHONUNBUFFERED": "1", "LEAKLENS_STORE": str(log_dir / f"results-{port}.sqlite"), **env_overrides}
     command = [
         _streamlit_executable(), "run", "app.py",
         "--server.headless", "true",

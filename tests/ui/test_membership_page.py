@@ -130,3 +130,53 @@ def test_results_name_their_inputs_and_are_marked_out_of_date_when_settings_chan
     app.sidebar.text_input(key="leaklens_start_token").input("<|im_start|>").run()
     (note,) = stale_notes(app)
     assert "start token: `automatic` → now `<|im_start|>`" in note
+
+
+def test_cancel_keeps_stored_texts_says_so_and_run_again_resumes(store_path, open_page, monkeypatch):
+    """A run stopped by Streamlit midway (what Cancel does) leaves a plain note; running again scores the rest."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    import ui.common
+
+    real_progress = ui.common.streamlit_progress
+    updates: list[tuple[int, int]] = []
+
+    def stopping_progress(label):
+        update = real_progress(label)
+
+        def cancel_after_four(done, total):
+            updates.append((done, total))
+            update(done, total)  # Streamlit stops a script at its next call: this update, after a stored batch
+            if done >= 4:
+                raise StopException()
+
+        return cancel_after_four
+
+    app = open_page(PAGE)
+    app.number_input(key="mb_limit").set_value(12).run()
+    app.multiselect(key="mb_methods").set_value(["loss", "zlib"]).run()
+    monkeypatch.setattr(ui.common, "streamlit_progress", stopping_progress)
+    app.button(key="mb_run").click().run()
+    assert not app.exception, app.exception
+    assert updates == [(0, 12), (1, 12), (2, 12), (3, 12), (4, 12)]  # the bar moves per text
+    assert any(b.label == "Cancel" for b in app.button)  # shown while the run went
+    (run,) = ResultStore(store_path).list_runs(KIND)
+    assert run.status == "interrupted" and run.n_done == 4
+
+    monkeypatch.setattr(ui.common, "streamlit_progress", real_progress)
+    app.run()  # the rerun Streamlit makes after the click that stopped it
+    assert not app.exception, app.exception
+    notes = [w.value for w in app.warning if w.value.startswith("Cancelled")]
+    assert notes and notes[0].startswith("Cancelled after 4 of 12 texts; run again to continue where it stopped.")
+    assert run.run_id in notes[0]
+    assert not app.dataframe  # no result pretends the run finished
+    app.multiselect(key="mb_methods").set_value(["loss", "zlib"]).run()  # other clicks keep the note
+    assert any(w.value.startswith("Cancelled after 4 of 12") for w in app.warning)
+
+    app.button(key="mb_run").click().run()
+    assert not app.exception, app.exception
+    assert not any(w.value.startswith("Cancelled") for w in app.warning)
+    assert any("8 texts scored" in c.value for c in app.caption)  # only the rest was scored
+    (run,) = ResultStore(store_path).list_runs(KIND)
+    assert run.finished and run.n_done == 12
+    assert not any(b.label == "Cancel" for b in app.button)

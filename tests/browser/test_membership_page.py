@@ -1,0 +1,70 @@
+"""Real-browser test of the Membership benchmark page: a run a person can watch and stop.
+
+The bar moves while texts are scored; Cancel stops the run, the page says how far it got, and running
+again scores only the texts left, then brings the verdict banner into view.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser.helpers import exception_texts, open_page, wait_for_streamlit
+
+pytestmark = pytest.mark.browser
+N_TEXTS = 240  # of WikiMIA's 250, with every standard method: several seconds on the tiny model
+PROGRESS = re.compile(r"Scoring 240 texts with tiny-random \((\d+)/240")
+
+
+def _progress_done(page) -> int:
+    match = PROGRESS.search(page.locator('[data-testid="stProgress"]').first.inner_text())
+    return int(match.group(1)) if match else 0
+
+
+def test_cancel_stops_the_run_says_how_far_it_got_and_run_again_resumes(app_url, browser_page, screenshot_dir):
+    page = browser_page
+    open_page(page, f"{app_url}/Membership_benchmark")
+    assert exception_texts(page) == []
+    page.get_by_text("Columns and sample").click()
+    size = page.get_by_label("Sample size (0 = all rows)", exact=True)
+    size.fill(str(N_TEXTS))
+    size.press("Enter")
+    wait_for_streamlit(page)
+
+    page.get_by_role("button", name="Run benchmark").click()
+    page.wait_for_selector('[data-testid="stProgress"]', timeout=60_000)
+    # The bar moves per small batch: wait until some texts are done, then cancel midway.
+    page.wait_for_function(
+        "() => /\\((\\d+)\\/240/.test(document.querySelector('[data-testid=\"stProgress\"]')?.innerText || '')"
+        " && Number(document.querySelector('[data-testid=\"stProgress\"]').innerText.match(/\\((\\d+)\\/240/)[1]) > 0",
+        timeout=120_000, polling=100,
+    )
+    seen = _progress_done(page)
+    assert 0 < seen < N_TEXTS, seen
+    page.get_by_role("button", name="Cancel").click()
+    wait_for_streamlit(page, timeout_ms=120_000)
+
+    assert exception_texts(page) == []
+    note = page.locator(".st-key-cancelled_mb").inner_text()
+    match = re.search(r"Cancelled after (\d+) of 240 texts; run again to continue where it stopped\.", note)
+    assert match, note
+    stopped_at = int(match.group(1))
+    assert seen <= stopped_at < N_TEXTS
+    assert page.get_by_role("button", name="Cancel").count() == 0
+    assert page.locator(".leaklens-finding").count() == 0  # no verdict for a run that did not finish
+    page.screenshot(path=str(screenshot_dir / "membership_cancelled_1440x900.png"))
+
+    page.get_by_role("button", name="Run benchmark").click()
+    wait_for_streamlit(page, timeout_ms=240_000)
+    page.wait_for_selector(".leaklens-finding", timeout=60_000)
+    assert exception_texts(page) == []
+    assert page.locator(".st-key-cancelled_mb").count() == 0
+    body = page.locator('[data-testid="stMain"]').inner_text()
+    assert f"{N_TEXTS - stopped_at} texts scored" in body  # only the texts left
+    # The verdict banner was scrolled into view (just below Streamlit's header) once the run ended.
+    page.wait_for_function(
+        "() => { const r = document.querySelector('.leaklens-finding').getBoundingClientRect();"
+        " return r.top > 40 && r.top < 120; }", timeout=10_000,
+    )
+    page.screenshot(path=str(screenshot_dir / "membership_resumed_1440x900.png"))
