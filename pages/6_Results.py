@@ -47,17 +47,18 @@ models = sorted({r.model for r in runs if r.model})
 chosen_models = st.multiselect("Filter by model", models, default=models, key="results_models")
 runs = [r for r in runs if r.model in chosen_models or not r.model]
 
-st.subheader("Stored runs")
-st.dataframe(run_table(runs), hide_index=True, width="stretch",
-             column_order=["test", "dataset", "model", "status", "done", "total", "started (UTC)",
-                           "finished (UTC)"])
 unfinished = [r for r in runs if not r.finished]
-if unfinished:
-    st.caption(
-        f"{len(unfinished)} run(s) not finished: interrupted runs resume where they stopped when started again "
-        "with the same data, model and settings."
-    )
-with st.expander("Run details"):
+# The list of runs is reference material: folded, so the opened run's verdict and charts come first.
+with st.expander(f"Stored runs ({len(runs)}{f', {len(unfinished)} not finished' if unfinished else ''})"):
+    st.dataframe(run_table(runs), hide_index=True, width="stretch",
+                 column_order=["test", "dataset", "model", "status", "done", "total", "started (UTC)",
+                               "finished (UTC)"])
+    if unfinished:
+        st.caption(
+            f"{len(unfinished)} run(s) not finished: interrupted runs resume where they stopped when started "
+            "again with the same data, model and settings."
+        )
+    st.markdown("**Run details**")
     st.caption(f"Run ids (for `python -m core report RUN_ID ...`; a unique prefix is enough). "
                f"Results store: `{store.path}`")
     st.dataframe(run_details(runs), hide_index=True, width="stretch", key="results_details")
@@ -66,7 +67,8 @@ results = latest_per_dataset([r for r in stored_results(store) if r.model in cho
 mcq_runs = [r for r in runs if r.kind == MCQ_KIND and r.finished]
 views = [k for k in (MEMBERSHIP_KIND, MCQ_KIND, DELTA_KIND) if k == MEMBERSHIP_KIND or any(r.kind == k for r in runs)]
 
-st.subheader("Open a run")
+if len(views) > 1:
+    st.subheader("Open a run")
 view = st.radio("Test", views, format_func=kind_label, horizontal=True, key="results_view",
                 label_visibility="collapsed") if len(views) > 1 else views[0]
 
@@ -93,6 +95,7 @@ if view == MEMBERSHIP_KIND:
     if not results:
         st.info("No finished membership benchmark run matches the filter.")
     else:
+        st.subheader("Methods × datasets")
         # sized by its cells (core.viz), not stretched: two datasets are two readable columns, not two wide bands
         st.plotly_chart(auroc_heatmap(results), width="content", key="results_heatmap")
         names = column_labels(results, with_model=True)
