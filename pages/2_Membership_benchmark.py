@@ -27,6 +27,7 @@ from ui.common import (
     current_model_spec,
     current_start_token,
     get_model,
+    metric_columns,
     model_picker,
     page_setup,
     streamlit_progress,
@@ -115,8 +116,7 @@ def _show_result(result: BenchmarkResult, key_prefix: str) -> None:
         [{"method": r["label"], "key": r["method"], "AUROC": r["auroc"], "CI low": r["ci_low"], "CI high": r["ci_high"],
           "TPR@1%FPR": r["tpr_at_1_fpr"], "TPR@5%FPR": r["tpr_at_5_fpr"]} for r in rows],
         hide_index=True, width="stretch",
-        column_config={c: st.column_config.NumberColumn(format="%.3f")
-                       for c in ("AUROC", "CI low", "CI high", "TPR@1%FPR", "TPR@5%FPR")},
+        column_config=metric_columns(("AUROC", "CI low", "CI high", "TPR@1%FPR", "TPR@5%FPR")),
     )
     if result.blind_baseline is not None:
         best = max((m.auroc for m in result.metrics.values() if m is not None), default=0.0)

@@ -19,6 +19,7 @@ from ui.common import (
     current_model_spec,
     current_start_token,
     get_model,
+    metric_columns,
     model_picker,
     page_setup,
     streamlit_progress,
@@ -36,7 +37,7 @@ REF_EXAMPLES = [ReadyExample("LeakLens built-in set (52 fresh problems)", BUILTI
 
 page_setup("Loss delta")
 model_picker()
-st.title("Loss-delta leakage test")
+st.title("Loss delta")
 st.caption(
     "A model that trained on a benchmark finds its solutions easier than equally hard problems written later. "
     "Δ = L_test − L_ref compares the mean loss on solution tokens (given the prompt) of the benchmark and of a "
@@ -66,8 +67,7 @@ def _show(report: LeakageReport, threshold: float) -> None:
         [{"Model": m.model, "L_test": m.stats.l_test, "L_ref": m.stats.l_ref, "Δ": m.stats.delta,
           "Δ CI low": m.stats.ci[0], "Δ CI high": m.stats.ci[1], "p": m.stats.p_value} for m in report.models],
         hide_index=True, width="stretch",
-        column_config={c: st.column_config.NumberColumn(format="%.4f")
-                       for c in ("L_test", "L_ref", "Δ", "Δ CI low", "Δ CI high", "p")},
+        column_config=metric_columns(("L_test", "L_ref", "Δ", "Δ CI low", "Δ CI high", "p"), "%.4f"),
     )
     cols = st.columns(2)
     cols[0].download_button("Download Model | L_test | L_ref | Δ (CSV)", report.delta_csv(), "loss_delta.csv",
@@ -78,8 +78,7 @@ def _show(report: LeakageReport, threshold: float) -> None:
     st.plotly_chart(delta_bars(report), width="stretch", key="ld_bars")
     if report.delta2_table():
         st.dataframe(report.delta2_table(), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                    for c in ("L_test", "L_ref", "Δ_SFT", "Δ_base", "Δ²")})
+                     column_config=metric_columns(("L_test", "L_ref", "Δ_SFT", "Δ_base", "Δ²"), "%.4f"))
         st.plotly_chart(delta2_bars(report, threshold), width="stretch", key="ld_delta2")
         below = [m.model for m in report.models if m.delta2 is not None and m.delta2 < threshold]
         if below:

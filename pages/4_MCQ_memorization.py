@@ -1,4 +1,4 @@
-"""Multiple-choice memorization: does the model finish a benchmark's options word for word?"""
+"""MCQ memorisation: does the model finish a benchmark's options word for word?"""
 
 from __future__ import annotations
 
@@ -54,9 +54,9 @@ class MCQRun(NamedTuple):
     """Questions measured by that run (0: read from the store)."""
 
 
-page_setup("MCQ memorization")
+page_setup("MCQ memorisation")
 model_picker()
-st.title("Multiple-choice memorization")
+st.title("MCQ memorisation")
 st.caption(
     "Each option of each question is cut in half; the model sees the question, the earlier options and the first "
     "half, and continues greedily. A model that memorised the benchmark finishes the options verbatim. "
@@ -86,10 +86,16 @@ def _show(report: MCQReport, kind: str, model: str, benchmark: str) -> None:
     payload = report.to_dict(model=model, benchmark=benchmark)
     k = report.original.n_options
     cols = st.columns(4)
-    cols[0].metric("Questions", payload["n"])
-    cols[1].metric(f"Mean score, original ({kind})", f"{report.original.summary(kind).mean:.2f} of {k}")
-    cols[2].metric(f"Mean score, shuffled ({kind})", f"{report.shuffled.summary(kind).mean:.2f} of {k}")
-    cols[3].metric("Mitigation (drop)", f"{report.mitigation.drop(kind):+.2f}")
+    how = {"completion": "the greedy continuation of an option's first half reproduces the rest exactly",
+           "next_token": "the greedy next token is the option's next token",
+           "similar": "the greedy continuation is close enough to the rest of the option"}.get(kind, kind)
+    cols[0].metric("Questions", payload["n"], help="Questions scored in this run.")
+    cols[1].metric(f"Mean score, original ({kind})", f"{report.original.summary(kind).mean:.2f} of {k}",
+                   help=f"Options per question the model reproduced, in the published order (counted when {how}).")
+    cols[2].metric(f"Mean score, shuffled ({kind})", f"{report.shuffled.summary(kind).mean:.2f} of {k}",
+                   help="The same score after shuffling the options: what a shuffled release leaves.")
+    cols[3].metric("Mitigation (drop)", f"{report.mitigation.drop(kind):+.2f}",
+                   help="Original minus shuffled score: how much shuffling the options removes.")
     st.plotly_chart(mcq_score_distribution(report, kind), width="stretch", key="mcq_dist")
 
     st.subheader("Summary (model × benchmark)")

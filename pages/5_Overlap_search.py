@@ -23,7 +23,7 @@ RESULT_KEY = "overlap_result"
 
 page_setup("Overlap search")
 model_picker()
-st.title("Train/test overlap search")
+st.title("Overlap search")
 st.caption(
     "Index training sets, search them with every instance of a test set, and see how much of each instance "
     "appears in training data. n-gram: share of the test tokens covered by N-word sequences of the best "
@@ -55,21 +55,10 @@ with tab_indexes:
     except LeakLensError as exc:
         st.error(str(exc))
         backend, infos = None, []
+    # The list is drawn above the build form but filled after it, so that an index built in this run
+    # is listed (and searchable) at once, without another rerun.
+    listing = st.container()
     if backend is not None:
-        if infos:
-            index_table(infos)
-            with st.form("overlap_delete"):
-                doomed = st.selectbox("Index to delete", [i.name for i in infos], key="overlap_delete_name")
-                if st.form_submit_button("Delete index"):
-                    try:
-                        backend.delete(doomed)
-                        st.success(f"Deleted {doomed}.")
-                        st.rerun()
-                    except LeakLensError as exc:
-                        st.error(str(exc))
-        else:
-            st.info("No indexes yet: build one below.")
-
         st.subheader("Build an index")
         train = dataset_picker("Training sets", demo_examples("overlap-train"), key="overlap_train", several=True,
                                path_placeholder="/data/train.jsonl, /data/chat.jsonl",
@@ -104,9 +93,24 @@ with tab_indexes:
                            f"({result.info.size_bytes / 2**20:.2f} MiB).")
                 for dataset, skipped in result.skipped.items():
                     warn_skipped(dataset, skipped)
-                st.button("Refresh the list", key="overlap_refresh")
+                infos = backend.list()
             except LeakLensError as exc:
                 st.error(str(exc))
+
+    with listing:
+        if infos:
+            index_table(infos)
+            with st.form("overlap_delete"):
+                doomed = st.selectbox("Index to delete", [i.name for i in infos], key="overlap_delete_name")
+                if st.form_submit_button("Delete index"):
+                    try:
+                        backend.delete(doomed)
+                        st.success(f"Deleted {doomed}.")
+                        st.rerun()
+                    except LeakLensError as exc:
+                        st.error(str(exc))
+        elif backend is not None:
+            st.info("No indexes yet: build one below.")
 
 with tab_search:
     names = [i.name for i in infos]

@@ -252,7 +252,7 @@ def test_report_covers_loss_delta_and_mcq_runs(tiny_lm):
     positions = [body.index(h) for h in headlines]
     assert positions == sorted(positions) and positions[-1] < body.index('class="plotly-graph-div"')
     assert "Loss delta · HumanEval vs reference &lt;set&gt;" in body
-    assert "Multiple-choice memorization · mmlu &lt;sample&gt; · tiny-random" in body
+    assert "Multiple-choice memorisation · mmlu &lt;sample&gt; · tiny-random" in body
     # membership: bars + ROC; loss delta: loss bars, Δ² bars, per-problem losses; MCQ: two probes + order ranks
     assert body.count('class="plotly-graph-div"') == 2 + 3 + 3
     assert html.count(get_plotlyjs()[:400]) == 1

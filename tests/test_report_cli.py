@@ -62,7 +62,7 @@ def test_report_of_a_stored_membership_run_and_a_stored_mcq_run(stored, tmp_path
                  escape(mcq_finding(stored["mcq"]).headline)]
     positions = [body.index(h) for h in headlines]
     assert positions == sorted(positions) and positions[-1] < body.index('class="plotly-graph-div"')
-    assert "<h1>LeakLens report</h1>" in body and "Multiple-choice memorization · mmlu_sample · tiny-random" in body
+    assert "<h1>LeakLens report</h1>" in body and "Multiple-choice memorisation · mmlu_sample · tiny-random" in body
     library = get_plotlyjs()
     assert html.count(library[:400]) == 1 and html.count(library[-400:]) == 1
     assert body.count('class="plotly-graph-div"') == 2 + 2  # membership: bars + ROC; MCQ: two probes

@@ -113,3 +113,49 @@ def streamlit_progress(label: str) -> Callable[[int, int], None]:
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"{label} ({done}/{total}{suffix})")
 
     return update
+
+
+# Metric names a stakeholder can read: (plain label with the technical name in brackets, tooltip).
+# Keys are the technical names the tables and files use; only what is shown on screen changes.
+METRICS: dict[str, tuple[str, str]] = {
+    "AUROC": ("Separates seen from unseen (AUROC)",
+              "Area under the ROC curve: the chance that a random member (seen in training) scores higher than a "
+              "random non-member. 0.5 = chance, 1.0 = perfect separation."),
+    "CI low": ("95% CI low (AUROC)", "Lower end of the AUROC's 95% bootstrap confidence interval (1000 resamples)."),
+    "CI high": ("95% CI high (AUROC)", "Upper end of the AUROC's 95% bootstrap confidence interval (1000 resamples)."),
+    "TPR@1%FPR": ("Members caught at 1% false alarms (TPR@1%FPR)",
+                  "True-positive rate when the threshold lets only 1% of non-members through as members."),
+    "TPR@5%FPR": ("Members caught at 5% false alarms (TPR@5%FPR)",
+                  "True-positive rate when the threshold lets only 5% of non-members through as members."),
+    "L_test": ("Loss on benchmark (L_test)",
+               "Mean loss (−log-probability per solution token, given the prompt) on the benchmark: lower = easier "
+               "for the model."),
+    "L_ref": ("Loss on reference (L_ref)",
+              "Mean loss (−log-probability per solution token, given the prompt) on the freshly written reference "
+              "set."),
+    "Δ": ("Benchmark easier than reference (Δ)",
+          "Δ = L_test − L_ref. Negative: the model finds this benchmark (or its style) easier than the reference."),
+    "Δ CI low": ("95% CI low (Δ)", "Lower end of Δ's 95% bootstrap confidence interval."),
+    "Δ CI high": ("95% CI high (Δ)", "Upper end of Δ's 95% bootstrap confidence interval."),
+    "p": ("Chance of no real difference (p)",
+          "p-value of the significance test: how likely a Δ this far from 0 is if both sets were equally easy."),
+    "Δ_SFT": ("Δ after fine-tuning (Δ_SFT)", "Δ = L_test − L_ref of the fine-tuned model."),
+    "Δ_base": ("Δ of the base model (Δ_base)", "Δ = L_test − L_ref of the base model it was fine-tuned from."),
+    "Δ²": ("What fine-tuning added (Δ²)",
+           "Δ² = Δ_SFT − Δ_base. Markedly negative: fine-tuning made the benchmark easier than the reference."),
+}
+
+
+def metric_label(key: str) -> str:
+    """The plain label of a metric (its key when it has none)."""
+    return METRICS.get(key, (key, ""))[0]
+
+
+def metric_help(key: str) -> str | None:
+    """The tooltip of a metric: what the technical name means."""
+    return METRICS.get(key, (key, None))[1] or None
+
+
+def metric_columns(keys, number_format: str = "%.3f") -> dict:
+    """``column_config`` for number columns named by metric keys: plain label, tooltip, format."""
+    return {k: st.column_config.NumberColumn(metric_label(k), help=metric_help(k), format=number_format) for k in keys}

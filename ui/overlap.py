@@ -73,8 +73,17 @@ def search_results(outcome: SearchOutcome) -> None:
     finding_banner(overlap_finding(report))
     warn_skipped("Test set", outcome.skipped)
     st.plotly_chart(contamination_heatmap(report), key="overlap_heatmap", width="content")
-    st.dataframe([dict(zip(report.table()[0], row)) for row in report.table()[1:]], hide_index=True,
-                 key="overlap_report_table")
+    header, *rows = report.table()
+    st.dataframe(
+        [dict(zip(header, row)) for row in rows], hide_index=True, key="overlap_report_table",
+        column_config={
+            header[0]: st.column_config.TextColumn("Test set", help="eval_dataset: the searched test set."),
+            **{name: st.column_config.TextColumn(
+                name, help=f"Mean score of the test instances against {name} (an index, or INDEX/TRAINING SET): "
+                           "n-gram coverage, exact match or cosine similarity by mode; 0 = nothing found.")
+               for name in header[1:]},
+        },
+    )
     cols = st.columns(4)
     for i, path in enumerate(outcome.paths):
         cols[i % 4].download_button(f"⬇ {path.name}", path.read_bytes(), file_name=path.name, key=f"overlap_dl_{i}")

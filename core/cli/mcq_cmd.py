@@ -1,4 +1,4 @@
-"""``python -m core mcq``: option-completion memorization, before and after shuffling the options."""
+"""``python -m core mcq``: option-completion memorisation, before and after shuffling the options."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             output_options(),
             store_options(),
         ],
-        help="multiple-choice memorization: can the model finish benchmark options word for word?",
+        help="multiple-choice memorisation: can the model finish benchmark options word for word?",
         description=(
             "Cut every option of every question in half and ask the model to continue (next-token and "
             "completion probes); score = options reproduced per question. Then shuffle the options and measure "

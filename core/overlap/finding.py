@@ -34,7 +34,7 @@ def overlap_finding(report: ContaminationReport) -> Finding:
     level = "strong" if share >= STRONG_SHARE else "moderate" if share >= MODERATE_SHARE else "weak"
     return Finding(
         level,
-        f"{matched} of {total} items of {e} ({share:.0%}) share text with the training set {t} "
+        f"{matched} of {total} items of {e} ({share:.0%}) share text with the training data in index {t} "
         f"(mean overlap {report.scores[(e, t)]:.2f}).",
         evidence, caveats,
     )

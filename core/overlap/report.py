@@ -15,7 +15,8 @@ from core.overlap.matching import Match
 class ContaminationReport:
     evals: list[str]
     trains: list[str]
-    """Column names: the training set name, prefixed with its index when two indexes share a name."""
+    """Column names, after the indexes: the index name when the index holds one training set, else
+    ``INDEX/DATASET`` (see ``column_names``)."""
     scores: dict[tuple[str, str], float]
     """(eval, train) -> mean instance score."""
     matched: dict[tuple[str, str], int]
@@ -40,10 +41,15 @@ class ContaminationReport:
 
 
 def column_names(matches: Sequence[Match]) -> dict[tuple[str, str], str]:
-    """(index, training set) -> report column name."""
+    """(index, training set) -> report column name, named after the index the user built and searched.
+
+    An index holding one training set is its column (``tulu-mix``); an index holding several gives one
+    column per set, ``INDEX/DATASET`` (``tulu-mix/train_chat``). Every column name is unique, since index
+    names are. The TSV, the per-pair files and the decontaminated files use the same names.
+    """
     pairs = list(dict.fromkeys((m.index, m.train_dataset) for m in matches))
-    names = [d for _, d in pairs]
-    return {(i, d): d if names.count(d) == 1 else f"{i}/{d}" for i, d in pairs}
+    indexes = [i for i, _ in pairs]
+    return {(i, d): i if indexes.count(i) == 1 else f"{i}/{d}" for i, d in pairs}
 
 
 def build_contamination_report(matches: Sequence[Match]) -> ContaminationReport:

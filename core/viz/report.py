@@ -4,8 +4,10 @@ It opens with what was found (each run's verdict banner), then the chart that sh
 and caveats. One file: the Plotly library is embedded once, inline, so the figures work offline and the
 file can be mailed or archived; every figure sets its own colours (``core.viz.style``), so nothing depends
 on the app's theme; all text from data (dataset names, model specs, method labels) is HTML-escaped.
-Membership benchmark runs, loss-delta runs and multiple-choice runs each become a section;
-``stored_runs_report`` builds the report of stored runs (membership and multiple-choice) from the store alone.
+Membership benchmark runs, loss-delta runs, multiple-choice runs, inspected passages and overlap searches
+each become a section; ``leakage_report``, ``passage_report`` and ``overlap_report`` build the whole file for
+one run of those kinds, and ``stored_runs_report`` builds the report of stored runs (membership and
+multiple-choice) from the store alone.
 """
 
 from __future__ import annotations
@@ -31,16 +33,29 @@ from core.mcq.study import MCQReport
 from core.membership.benchmark import KIND as MEMBERSHIP_KIND
 from core.membership.benchmark import BenchmarkResult, result_from_store
 from core.membership.finding import membership_finding
+from core.membership.inspection import InspectedPassage
+from core.membership.passage_finding import PassagePlacement, placement_finding
+from core.overlap.finding import overlap_finding
+from core.overlap.run import SearchOutcome, match_location
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
 from core.viz.banner import banner_html, finding_details_html
+from core.viz.calibration_plot import placement_strip
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
+from core.viz.overlap_plots import contamination_heatmap, highlighted_html
 from core.viz.style import FONT_FAMILY, TEXT_COLOUR
+from core.viz.token_curve import confidence_curve, confidence_figure
+from core.viz.token_heatmap import token_heatmap_block
 
 DEFAULT_TITLE = "LeakLens membership benchmark report"
 MIXED_TITLE = "LeakLens report"
+LEAKAGE_TITLE = "LeakLens loss-delta report"
+PASSAGE_TITLE = "LeakLens passage inspection report"
+OVERLAP_TITLE = "LeakLens overlap search report"
+BEST_MATCHES = 10
+"""Matches listed in an overlap report, most overlap first."""
 REPORTABLE_KINDS = {MEMBERSHIP_KIND: "membership benchmark", MCQ_KIND: "multiple-choice"}
 """Stored run kinds a report is built from by the store alone."""
 CSV_COLUMNS = [
@@ -74,6 +89,8 @@ tr.baseline td {{ background: #f2f2f2; font-style: italic; }} tr.ensemble td {{ 
 .label {{ font-weight: 600; margin: 0.8rem 0 0.2rem; }}
 ul.caveats {{ color: #5b6670; font-size: 0.92rem; }}
 .figure {{ margin: 0.6rem 0 1rem; }}
+mark.ll-match {{ background: #fcd9d6; color: {TEXT_COLOUR}; padding: 0 0.1rem; border-radius: 0.15rem; }}
+td.text, th.text {{ text-align: left; max-width: 44rem; white-space: pre-wrap; word-break: break-word; }}
 """
 
 
@@ -199,6 +216,138 @@ def leakage_section(report: LeakageReport) -> ReportSection:
     )
 
 
+def leakage_report(report: LeakageReport, *, title: str = LEAKAGE_TITLE) -> str:
+    """The self-contained report of one loss-delta run."""
+    return render_report([leakage_section(report)], title=title, intro=LEAKAGE_INTRO)
+
+
+LEAKAGE_INTRO = (
+    "Δ = L_test − L_ref: mean loss on the benchmark minus mean loss on the reference problems. Below zero, the "
+    "model finds the benchmark (or its style) easier than the reference; item-level claims need the membership tests."
+)
+
+
+# ---------------------------------------------------------------------------------------- passage inspection
+
+
+def _placement_table(placement: PassagePlacement) -> str:
+    rows = [
+        ((m.label, f"{m.score:.3f}", f"{m.percentile:.0f}%", f"{m.n_at_least} of {m.n_compared}",
+          f"{m.chance:.3f}", m.level), "")
+        for m in placement.methods
+    ]
+    return _table(("method", "score", "more predictable than", "fresh passages scoring at least as high",
+                   "chance if fresh", "level"), rows)
+
+
+def _scores_table(passage: InspectedPassage) -> str:
+    rows = [((key, _fmt(value, ".4f")), "") for key, value in sorted(passage.analysis.scores.items())]
+    return _table(("method", "score (higher = more likely seen)"), rows)
+
+
+def passage_section(passage: InspectedPassage, placement: PassagePlacement, *, model: str) -> ReportSection:
+    """One inspected passage: its place among fresh passages (the evidence), token confidence, coloured tokens."""
+    records = passage.analysis.records
+    figures = [placement_strip(m, passage.name) for m in placement.methods]
+    figures.append(confidence_figure([confidence_curve(records, passage.name)]))
+    low, high = placement.token_range
+    details = [
+        '<p class="label">How predictable each token was</p>',
+        f'<div class="figure">{token_heatmap_block(records)}</div>',
+        '<p class="label">Against freshly written passages of similar length</p>',
+        _placement_table(placement),
+        '<p class="label">Every method\'s score</p>',
+        _scores_table(passage),
+    ]
+    if passage.n_dropped:
+        details.insert(0, f'<p class="note">Only the first {records.n_tokens} tokens were scored; '
+                          f"{passage.n_dropped} more were left out.</p>")
+    return ReportSection(
+        heading=f"Passage inspection · {passage.name} · {model}",
+        finding=placement_finding(placement),
+        figures=tuple(figures),
+        meta=(f"Passage inspection · {records.n_tokens} tokens · perplexity {passage.analysis.perplexity:.1f} · "
+              f"compared with {placement.n_similar} of {placement.n_calibration} freshly written passages "
+              f"({low}–{high} tokens)"),
+        details="".join(details),
+    )
+
+
+def passage_sections(
+    passages: Sequence[InspectedPassage], placements: Sequence[PassagePlacement], *, model: str
+) -> list[ReportSection]:
+    """One section per inspected passage (the Inspect page compares one or two)."""
+    if len(passages) != len(placements):
+        raise LeakLensError(
+            f"{len(passages)} passage(s) but {len(placements)} placement(s): place every passage among the "
+            "fresh passages (core.membership.passage_finding.place_passage) before reporting it."
+        )
+    return [passage_section(p, pl, model=model) for p, pl in zip(passages, placements, strict=True)]
+
+
+PASSAGE_INTRO = (
+    "Each passage is scored by the model and placed among passages freshly written for LeakLens (which no model "
+    "can have trained on) of similar length: far more predictable than all of them is a sign of memorisation."
+)
+
+
+def passage_report(
+    passages: Sequence[InspectedPassage],
+    placements: Sequence[PassagePlacement],
+    *,
+    model: str,
+    title: str = PASSAGE_TITLE,
+) -> str:
+    """The self-contained report of one or two inspected passages."""
+    return render_report(passage_sections(passages, placements, model=model), title=title, intro=PASSAGE_INTRO)
+
+
+# --------------------------------------------------------------------------------------------- overlap
+
+
+def _matches_table(outcome: SearchOutcome, limit: int) -> str:
+    best = outcome.best(limit)
+    if not best:
+        return '<p class="meta">No test item shares text with the training data.</p>'
+    head = ("<th>test item</th><th>eval set</th><th>overlap</th><th>best training document</th>"
+            '<th class="text">test text (shared text marked)</th>')
+    body = "".join(
+        f"<tr><td>{escape(m.test_id)}</td><td>{escape(m.eval_name)}</td><td>{m.value:.2f}</td>"
+        f"<td>{escape(match_location(m))}</td>"
+        f'<td class="text">{highlighted_html(m.test_text, m.test_spans)}</td></tr>'
+        for m in best
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def overlap_section(outcome: SearchOutcome, *, limit: int = BEST_MATCHES) -> ReportSection:
+    """An overlap search: the eval × training heatmap (the evidence), then the best matches, text marked."""
+    report = outcome.report
+    n_items = sum(report.counts.values())
+    details = [f'<p class="label">Best matches ({min(limit, outcome.n_matching)} of {outcome.n_matching})</p>',
+               _matches_table(outcome, limit)]
+    if outcome.skipped:
+        details.append(f'<p class="note">{len(outcome.skipped)} test row(s) were skipped (no text or unreadable).</p>')
+    return ReportSection(
+        heading=f"Overlap search · {', '.join(report.evals)} in {', '.join(report.trains)}",
+        finding=overlap_finding(report),
+        figures=(contamination_heatmap(report),),
+        meta=f"Overlap search · {n_items} test items · {outcome.n_matching} (item, training set) pairs with overlap",
+        details="".join(details),
+    )
+
+
+OVERLAP_INTRO = (
+    "Each test item is searched in the training data; its overlap is the share of its text found in the best "
+    "training document (1.0 = a verbatim copy). Shared text is not proof of training."
+)
+
+
+def overlap_report(outcome: SearchOutcome, *, title: str = OVERLAP_TITLE, limit: int = BEST_MATCHES) -> str:
+    """The self-contained report of one overlap search."""
+    return render_report([overlap_section(outcome, limit=limit)], title=title, intro=OVERLAP_INTRO)
+
+
 # -------------------------------------------------------------------------------------- multiple choice
 
 
@@ -215,7 +364,7 @@ def mcq_section(report: MCQReport, *, model: str, benchmark: str) -> ReportSecti
                       f"{report.shuffled.summary(kind).mean:.2f} of {k}", f"{drop:+.2f}", f"{lo:+.2f} to {hi:+.2f}"),
                      ""))
     return ReportSection(
-        heading=f"Multiple-choice memorization · {benchmark} · {model}",
+        heading=f"Multiple-choice memorisation · {benchmark} · {model}",
         finding=mcq_finding(report),
         figures=tuple(figures),
         meta=f"Multiple-choice test · {len(report.original.results)} questions · {k} options each",

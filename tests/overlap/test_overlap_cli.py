@@ -40,18 +40,18 @@ def test_cli_index_search_decontaminate_list_delete(corpus, tmp_path, capsys):
     # The report equals the mean of 0/1 brute-force scores per training set.
     with (out_dir / "contamination_report.tsv").open() as handle:
         rows = list(csv.reader(handle, delimiter="\t"))
-    assert rows[0] == ["eval_dataset", "train_plain", "train_chat"]
+    assert rows[0] == ["eval_dataset", "plain", "chat"]
     tests = [word_tokens(json.loads(x)["question"]) for x in corpus.test_path.read_text().splitlines()]
     for column, source in zip(rows[0][1:], training_sources(corpus)):
         docs = [word_tokens(d.text) for d in TrainingReader(source).documents()]
         hits = [max(brute_coverage(t, d, 8) for d in docs) >= 0.5 for t in tests]
         assert float(rows[1][rows[0].index(column)]) == round(sum(hits) / len(tests), 4)
 
-    per_instance = [json.loads(x) for x in (out_dir / "eval_mmlu__train_plain.jsonl").read_text().splitlines()]
+    per_instance = [json.loads(x) for x in (out_dir / "eval_mmlu__plain.jsonl").read_text().splitlines()]
     assert len(per_instance) == len(tests)
     first = next(r for r in per_instance if r["test_id"] == f"q{corpus.exact_in_plain[0]}")
     assert first["score"] == 1.0 and first["best_doc_text"] and first["test_spans"]
-    assert (out_dir / "train_plain.decontaminated.jsonl").is_file()
+    assert (out_dir / "plain.decontaminated.jsonl").is_file()
 
     assert main(["overlap", "delete", "--index-dir", root, "--name", "chat"]) == 0
     capsys.readouterr()
@@ -89,7 +89,8 @@ def test_cli_on_elasticsearch_matches_embedded(es_url, corpus, tmp_path, capsys,
             outputs[label] = (out_dir, capsys.readouterr().out)
         assert "re-check: 0 test instances still match" in outputs["elastic"][1]
         assert "re-check" not in outputs["embedded"][1]
-        for name in ("contamination_report.tsv", "eval_mmlu__train_chat.jsonl", "train_chat.decontaminated.jsonl"):
+        names = ("contamination_report.tsv", f"eval_mmlu__{index_name}.jsonl", f"{index_name}.decontaminated.jsonl")
+        for name in names:
             assert (outputs["embedded"][0] / name).read_text() == (outputs["elastic"][0] / name).read_text()
     finally:
         main(["overlap", "delete", *elastic, "--name", index_name])

@@ -12,18 +12,19 @@ def test_report_means_and_files(embedded, test_set, tmp_path):
     report, files = write_outputs(matches, tmp_path)
     plain = [m.score for m in matches if m.train_dataset == "train_plain"]
     chat = [m.score for m in matches if m.train_dataset == "train_chat"]
-    assert report.scores[("eval_mmlu", "train_plain")] == pytest.approx(sum(plain) / len(plain))
-    assert report.scores[("eval_mmlu", "train_chat")] == pytest.approx(sum(chat) / len(chat))
-    assert report.matched[("eval_mmlu", "train_chat")] == sum(s > 0 for s in chat)
+    assert report.scores[("eval_mmlu", f"{TEXT_INDEX}/train_plain")] == pytest.approx(sum(plain) / len(plain))
+    assert report.scores[("eval_mmlu", f"{TEXT_INDEX}/train_chat")] == pytest.approx(sum(chat) / len(chat))
+    assert report.matched[("eval_mmlu", f"{TEXT_INDEX}/train_chat")] == sum(s > 0 for s in chat)
     tsv = (tmp_path / "contamination_report.tsv").read_text(encoding="utf-8").splitlines()
-    assert tsv[0] == "eval_dataset\ttrain_plain\ttrain_chat"
+    assert tsv[0] == f"eval_dataset\t{TEXT_INDEX}/train_plain\t{TEXT_INDEX}/train_chat"
     assert tsv[1] == f"eval_mmlu\t{sum(plain) / len(plain):.4f}\t{sum(chat) / len(chat):.4f}"
     assert sorted(p.name for p in files) == [
         "contamination_report.tsv",
-        "eval_mmlu__train_chat.jsonl",
-        "eval_mmlu__train_plain.jsonl",
+        f"eval_mmlu__{TEXT_INDEX}_train_chat.jsonl",
+        f"eval_mmlu__{TEXT_INDEX}_train_plain.jsonl",
     ]
-    rows = [json.loads(line) for line in (tmp_path / "eval_mmlu__train_plain.jsonl").read_text().splitlines()]
+    plain_file = tmp_path / f"eval_mmlu__{TEXT_INDEX}_train_plain.jsonl"
+    rows = [json.loads(line) for line in plain_file.read_text().splitlines()]
     assert len(rows) == len(test_set)
     first = rows[0]
     assert first["test_id"] == "q0" and first["score"] == 1.0

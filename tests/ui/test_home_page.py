@@ -61,3 +61,27 @@ def test_model_choice_is_shared_with_the_inspect_page(home):
     assert home.title[0].value == "Inspect a passage"
     assert home.session_state[MODEL_KEY] == "smollm2-135m"
     assert home.sidebar.selectbox(key="model_picker").value == "smollm2-135m"
+
+
+def _literal_calls(script: Path, name: str) -> list[str]:
+    """The string arguments of every ``name("...")`` / ``st.name("...")`` call in a page script."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if called == name:
+                found.append(node.args[0].value)
+    return found
+
+
+def test_each_page_title_equals_its_sidebar_name_and_tab_title():
+    for card in PAGES:
+        script = REPO / card.path
+        if not script.exists():
+            continue
+        assert _literal_calls(script, "title") == [card.title], card.path
+        assert _literal_calls(script, "page_setup") == [card.title], card.path
+    assert all("memoriz" not in card.title.lower() and "memoriz" not in card.purpose.lower() for card in PAGES)

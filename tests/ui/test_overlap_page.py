@@ -51,6 +51,9 @@ def test_build_search_and_highlight(page, tmp_path):
     assert not page.exception, page.exception
     assert any("Built plain" in s.value for s in page.success)
     assert any(f"lines {corpus.malformed_line}" in w.value for w in page.warning)  # malformed line reported
+    # listed, and offered for search, in the same run as the build: no extra rerun needed
+    assert list(page.dataframe[0].value["name"]) == ["plain"]
+    assert page.multiselect(key="overlap_indexes").value == ["plain"]
     page.run()
     table = page.dataframe[0].value
     assert list(table["name"]) == ["plain"] and int(table["documents"][0]) > 170
@@ -63,8 +66,8 @@ def test_build_search_and_highlight(page, tmp_path):
     assert not page.exception, page.exception
     assert not page.error, [e.value for e in page.error]
     report = page.dataframe[-1].value
-    assert list(report.columns) == ["eval_dataset", "train_plain"]
-    assert 0.2 < float(report["train_plain"][0]) < 0.6
+    assert list(report.columns) == ["eval_dataset", "plain"]
+    assert 0.2 < float(report["plain"][0]) < 0.6
     assert len(page.get("plotly_chart")) == 1
     body = _html(page)
     assert body.count("<mark class=\"ll-match\">") >= 2 * (len(corpus.exact_in_plain) + 1)
@@ -109,8 +112,8 @@ def test_ready_examples_build_and_search_the_demo_without_typing_a_path(page, tm
     assert not page.exception, page.exception
     assert not page.error, [e.value for e in page.error]
     report = page.dataframe[-1].value
-    assert list(report.columns) == ["eval_dataset", "demo_overlap-train"]
-    assert 0.0 < float(report["demo_overlap-train"][0]) < 1.0  # some items copied, some fresh
+    assert list(report.columns) == ["eval_dataset", "demo"]
+    assert 0.0 < float(report["demo"][0]) < 1.0  # some items copied, some fresh
     assert "<b>test-" in _html(page) and "<mark class=\"ll-match\">" in _html(page)
 
 
