@@ -110,7 +110,7 @@ def _show_result(result: BenchmarkResult, key_prefix: str) -> None:
     origin = "read from the store" if result.from_store else f"{result.n_computed} texts scored"
     st.subheader(f"{result.dataset} · {result.model}")
     finding_banner(membership_finding(result))
-    st.caption(f"{result.n} texts ({sum(result.labels)} members) · run {result.run_id} · {origin}")
+    st.caption(f"{result.n} texts ({sum(result.labels)} members) · {origin} · listed on the Results page")
     rows = result.table_rows()
     st.dataframe(
         [{"method": r["label"], "key": r["method"], "AUROC": r["auroc"], "CI low": r["ci_low"], "CI high": r["ci_high"],

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.config import ASSETS_DIR
-from core.data.tables import SkippedRow, Table, load_rows, load_uploaded
+from core.data.tables import SkippedRow, Table, display_name, load_rows, load_uploaded
 from core.errors import DataError
 
 HUMANEVAL = "humaneval"
@@ -164,7 +164,7 @@ def problems_from_table(
         raise DataError(
             f"{table.source}: no row has both a prompt ({prompt_col!r}) and a solution ({solution_col!r})."
         )
-    return ProblemSet(table.source, tuple(problems), id_col is not None, tuple(skipped))
+    return ProblemSet(display_name(table.source), tuple(problems), id_col is not None, tuple(skipped))
 
 
 def _detect(table: Table, candidates: tuple[str, ...], what: str) -> str:

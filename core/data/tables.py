@@ -62,6 +62,16 @@ class Table:
         return f"{len(self.skipped)} rows skipped (lines {shown}{more}: {'; '.join(reasons[:3])})"
 
 
+def display_name(source: str) -> str:
+    """A short name for a data source, for every view: a file's name (never its full path), or the hub id."""
+    source = source.strip()
+    if source.startswith("hub dataset "):
+        return source.removeprefix("hub dataset ")
+    if "/" in source and Path(source).suffix:
+        return Path(source).name
+    return source
+
+
 def is_local_source(source: str) -> bool:
     return Path(source).expanduser().exists() or source.lower().endswith(LOCAL_SUFFIXES)
 

@@ -14,10 +14,10 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from core.data.labelled import LabelledDataset
+from core.data.tables import display_name as dataset_display_name
 from core.engine.identity import identity_digest, model_identity
 from core.engine.models import planned_start_token
 from core.engine.progress import ProgressCallback
@@ -130,16 +130,6 @@ class BenchmarkResult:
                 for s in self.samples
             ],
         }
-
-
-def dataset_display_name(source: str) -> str:
-    """A short name for a data source: a file's name, or the hub id (with split) as given."""
-    source = source.strip()
-    if source.startswith("hub dataset "):
-        return source.removeprefix("hub dataset ")
-    if "/" in source and Path(source).suffix:
-        return Path(source).name
-    return source
 
 
 def run_key(
