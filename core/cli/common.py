@@ -182,16 +182,22 @@ def command_provenance(
     )
 
 
+def write_output(path: str | Path, text: str) -> Path:
+    """Write a command's output file (creating its folder); a clear error instead of a traceback."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise LeakLensError(f"Could not write {path}: {exc.strerror}.") from exc
+    return path
+
+
 def emit_json(args: argparse.Namespace, document: Mapping[str, Any]) -> None:
     """Write ``--out`` and/or print ``--json``: the same document both ways."""
     text = json.dumps(_finite(document), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
     if getattr(args, "out", None):
-        path = Path(args.out)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise LeakLensError(f"Could not write {path}: {exc.strerror}.") from exc
+        write_output(args.out, text)
     if getattr(args, "json", False):
         sys.stdout.write(text)
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from core.cli.common import open_store, store_options
+from core.cli.common import open_store, store_options, write_output
 from core.errors import LeakLensError
 
 
@@ -36,11 +35,6 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         runs = find_stored_runs(store, args.run_ids)
         text = stored_runs_report(store, runs, title=args.title)
-    path = Path(args.out)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise LeakLensError(f"Could not write {path}: {exc.strerror}.") from exc
+    path = write_output(args.out, text)
     print(f"wrote the report of {len(runs)} run(s) to {path}")
     return 0
