@@ -154,8 +154,11 @@ def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, comp
     except LeakLensError as exc:
         st.error(str(exc))
         return None
-    result = InspectResult(spec, tuple(found), complete, _placements(lm, found))
     cache: OrderedDict = st.session_state.setdefault(CACHE, OrderedDict())
+    # The k-gram pass leaves loss and Min-K% as the fast view had them: its placement serves both views.
+    fast = cache.get((spec, current_start_token(), tuple(passages), max_tokens, False)) if complete else None
+    placements = fast.placements if fast is not None else _placements(lm, found)
+    result = InspectResult(spec, tuple(found), complete, placements)
     cache[(spec, current_start_token(), tuple(passages), max_tokens, complete)] = result
     while len(cache) > CACHE_SIZE:
         cache.popitem(last=False)
