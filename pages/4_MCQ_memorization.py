@@ -10,7 +10,7 @@ from typing import NamedTuple
 import streamlit as st
 
 from core.data.questions import MCQColumns, MCQDataset, PromptLayout, load_mcq, questions_from_table, to_jsonl
-from core.data.tables import load_uploaded
+from core.data.tables import display_name, load_uploaded
 from core.errors import LeakLensError
 from core.mcq.completion import MCQConfig
 from core.mcq.finding import mcq_finding
@@ -49,7 +49,6 @@ class MCQRun(NamedTuple):
     model: str
     benchmark: str
     skipped: str
-    run_id: str
     n_computed: int
     """Questions measured by that run (0: read from the store)."""
 
@@ -170,13 +169,13 @@ if submitted:
             dataset = _load(choice, columns, int(limit))
             spec = current_model_spec()
             with watched_run("mcq", KIND, "questions"):
-                report, run, n_computed = run_stored_benchmark(
+                report, _, n_computed = run_stored_benchmark(
                     dataset.questions, config, load=lambda: get_model(spec), store=ResultStore(), model=spec,
-                    benchmark=dataset.source, shuffle_seed=int(seed), permutation=permutation,
+                    benchmark=display_name(dataset.source), shuffle_seed=int(seed), permutation=permutation,
                     progress=streamlit_progress("Probing original and shuffled options"),
                     start_token=current_start_token())
-            keep_result(REPORT_KEY, MCQRun(report, spec, dataset.source, dataset.skipped_summary()
-                                           if dataset.skipped else "", run.run_id, n_computed), inputs)
+            keep_result(REPORT_KEY, MCQRun(report, spec, display_name(dataset.source), dataset.skipped_summary()
+                                           if dataset.skipped else "", n_computed), inputs)
         except LeakLensError as exc:
             st.error(str(exc))
 cancelled_notice("mcq")
@@ -186,11 +185,11 @@ def _show_run(shown: MCQRun) -> None:
     if shown.skipped:
         st.caption(shown.skipped)
     if shown.n_computed:
-        st.success(f"{shown.n_computed} questions measured and stored as run {shown.run_id} (kind mcq); "
-                   "an identical run is read back from the store. See the Results page.")
+        st.success(f"{shown.n_computed} questions measured and stored: the Results page opens and exports this "
+                   "run, and an identical run is read back instead of measured again.")
     else:
-        st.success(f"Read from the store: run {shown.run_id} (kind mcq) measured these questions earlier, so "
-                   "nothing was recomputed. See the Results page.")
+        st.success("Read from the store: these questions were measured earlier with the same model and settings, "
+                   "so nothing was recomputed. The Results page opens and exports this run.")
     _show(shown.report, probe, shown.model, shown.benchmark)
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.data.tables import display_name
 from core.errors import LeakLensError
+from core.leakage.comparison import COMPARISON_KIND, report_from_comparison
+from core.leakage.finding import leakage_finding
 from core.mcq.finding import mcq_finding
 from core.mcq.stored import KIND as MCQ_KIND
 from core.mcq.stored import mcq_report_from_run
@@ -13,9 +16,10 @@ from core.membership.benchmark import latest_per_dataset, stored_results
 from core.membership.finding import membership_finding
 from core.store.overview import DELTA_KIND, delta_table, kind_label, run_details, run_table
 from core.store.results import ResultStore
+from core.viz.leakage_plots import delta2_bars, delta_bars
 from core.viz.mcq_plots import mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
-from core.viz.report import DEFAULT_TITLE, MIXED_TITLE, build_html_report, mcq_section, results_csv
+from core.viz.report import DEFAULT_TITLE, MIXED_TITLE, build_html_report, leakage_section, mcq_section, results_csv
 from ui.common import model_picker, page_setup
 from ui.finding import finding_banner
 
@@ -24,7 +28,7 @@ model_picker()
 st.title("Results")
 st.caption(
     "Every run stored on this machine, from this dashboard or the command line (`python -m core mia ...`, "
-    "`python -m core mcq ...`). Open one below; export a self-contained report at the bottom, or from a terminal "
+    "`mcq ...`, `delta ...`). Open one below; export a self-contained report at the bottom, or from a terminal "
     "with `python -m core report RUN_ID --out report.html` (run ids under *Run details*)."
 )
 
@@ -65,7 +69,10 @@ with st.expander(f"Stored runs ({len(runs)}{f', {len(unfinished)} not finished' 
 
 results = latest_per_dataset([r for r in stored_results(store) if r.model in chosen_models])
 mcq_runs = [r for r in runs if r.kind == MCQ_KIND and r.finished]
-views = [k for k in (MEMBERSHIP_KIND, MCQ_KIND, DELTA_KIND) if k == MEMBERSHIP_KIND or any(r.kind == k for r in runs)]
+comparisons = [r for r in runs if r.kind == COMPARISON_KIND and r.finished]
+kinds_stored = {r.kind for r in runs}
+views = [MEMBERSHIP_KIND, *([MCQ_KIND] if MCQ_KIND in kinds_stored else []),
+         *([DELTA_KIND] if kinds_stored & {DELTA_KIND, COMPARISON_KIND} else [])]
 
 if len(views) > 1:
     st.subheader("Open a run")
@@ -74,7 +81,25 @@ view = st.radio("Test", views, format_func=kind_label, horizontal=True, key="res
 
 
 def _mcq_label(run) -> str:
+    return f"{display_name(run.dataset)} · {run.model} · {run.timestamp('finished_at')}"
+
+
+def _delta_label(run) -> str:
     return f"{run.dataset} · {run.model} · {run.timestamp('finished_at')}"
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _stored_comparison(path: str, run_id: str, finished_at: float | None):
+    """A finished loss-delta comparison's report, rebuilt from the store once per run."""
+    stored = ResultStore(path)
+    return report_from_comparison(stored, stored.get_run(run_id))
+
+
+def _try_comparison(run):
+    try:
+        return _stored_comparison(str(store.path), run.run_id, run.finished_at), None
+    except LeakLensError as exc:
+        return None, str(exc)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -127,38 +152,68 @@ elif view == MCQ_KIND:
             st.plotly_chart(mcq_score_distribution(report, "next_token"), width="stretch", key="results_mcq_next")
             if report.permutation is not None:
                 st.plotly_chart(rank_histogram(report), width="stretch", key="results_mcq_ranks")
-            payload = report.to_dict(model=picked_run.model, benchmark=picked_run.dataset)
+            payload = report.to_dict(model=picked_run.model, benchmark=display_name(picked_run.dataset))
             st.dataframe(payload["summary"], hide_index=True, width="stretch", key="results_mcq_summary")
             with st.expander("Per question"):
                 st.dataframe(report.question_rows(), hide_index=True, width="stretch", key="results_mcq_questions")
 else:
-    st.dataframe(delta_table(runs), hide_index=True, width="stretch", key="results_delta",
-                 column_config={"benchmark mean loss": st.column_config.NumberColumn(format="%.3f"),
-                                "reference mean loss": st.column_config.NumberColumn(format="%.3f")})
-    st.info(
-        "The store keeps each problem set's losses, not the pairing and its statistics: open a loss-delta "
-        "comparison by running the test again (Contamination page or `python -m core delta ...`); the stored "
-        "losses are reused, so no model scores a set twice."
-    )
+    if not comparisons:
+        st.info("No finished loss-delta comparison matches the filter (losses stored by an older LeakLens are "
+                "kept per problem set only): open one by running the test again (Loss delta page or "
+                "`python -m core delta ...`); the stored losses below are reused, so no model scores a set twice.")
+    else:
+        delta_index = st.selectbox("Comparison", range(len(comparisons)),
+                                   format_func=lambda i: _delta_label(comparisons[i]), key="results_delta_run")
+        leakage, problem = _try_comparison(comparisons[delta_index])
+        if leakage is None:
+            st.warning(problem)
+        else:
+            finding_banner(leakage_finding(leakage))
+            first = leakage.models[0].stats
+            st.caption(f"Loss-delta test · {first.n_test} benchmark and {first.n_ref} reference problems · "
+                       f"{'paired by task id' if leakage.paired else 'unpaired'} · "
+                       f"significance test: {leakage.test_used}")
+            st.plotly_chart(delta_bars(leakage), width="stretch", key="results_delta_bars")
+            if leakage.delta2_table():
+                st.plotly_chart(delta2_bars(leakage), width="stretch", key="results_delta2_bars")
+            st.dataframe(leakage.delta_table(), hide_index=True, width="stretch", key="results_delta_models")
+    with st.expander("Stored losses per problem set"):
+        st.dataframe(delta_table(runs), hide_index=True, width="stretch", key="results_delta",
+                     column_config={"benchmark mean loss": st.column_config.NumberColumn(format="%.3f"),
+                                    "reference mean loss": st.column_config.NumberColumn(format="%.3f")})
 
 st.subheader("Export")
 # an MCQ run stored without its options (older LeakLens) opens with a note above, but has nothing to export
 exportable_mcq = [r for r in mcq_runs if _try_mcq_report(r)[0] is not None]
-options = [("mia", i) for i in range(len(results))] + [("mcq", i) for i in range(len(exportable_mcq))]
+exportable_delta = [r for r in comparisons if _try_comparison(r)[0] is not None]
+options = ([("mia", i) for i in range(len(results))] + [("mcq", i) for i in range(len(exportable_mcq))]
+           + [("delta", i) for i in range(len(exportable_delta))])
 labels = column_labels(results, with_model=True) if results else []
+
+
+def _export_label(i: int) -> str:
+    kind, index = options[i]
+    if kind == "mia":
+        return labels[index]
+    if kind == "mcq":
+        return f"Multiple choice · {_mcq_label(exportable_mcq[index])}"
+    return f"Loss delta · {_delta_label(exportable_delta[index])}"
+
+
 picked = st.multiselect(
-    "Runs to export", range(len(options)), default=list(range(len(options))),
-    format_func=lambda i: (labels[options[i][1]] if options[i][0] == "mia"
-                           else f"Multiple choice · {_mcq_label(exportable_mcq[options[i][1]])}"),
+    "Runs to export", range(len(options)), default=list(range(len(options))), format_func=_export_label,
     key="results_export_runs",
-    help="The report opens with each run's finding, then its charts and tables. Membership and multiple-choice "
-         "runs; a loss-delta comparison is exported from its own page.")
+    help="The report opens with each run's finding, then its charts and tables: membership benchmark, "
+         "multiple-choice and loss-delta runs.")
 chosen = [results[options[i][1]] for i in picked if options[i][0] == "mia"]
 chosen_mcq = [exportable_mcq[options[i][1]] for i in picked if options[i][0] == "mcq"]
+chosen_delta = [exportable_delta[options[i][1]] for i in picked if options[i][0] == "delta"]
 
 
 def _html_report() -> str:
-    sections = [mcq_section(_try_mcq_report(r)[0], model=r.model, benchmark=r.dataset) for r in chosen_mcq]
+    sections = [mcq_section(_try_mcq_report(r)[0], model=r.model, benchmark=display_name(r.dataset))
+                for r in chosen_mcq]
+    sections += [leakage_section(_try_comparison(r)[0]) for r in chosen_delta]
     return build_html_report(chosen, title=MIXED_TITLE if sections else DEFAULT_TITLE, sections=sections)
 
 
@@ -168,7 +223,7 @@ cols[0].download_button("AUROC table (CSV)", results_csv(chosen), file_name="lea
                         help="Membership benchmark runs only.")
 cols[1].download_button("Report (self-contained HTML)", _html_report,
                         file_name="leaklens_report.html", mime="text/html", key="results_html",
-                        disabled=not (chosen or chosen_mcq),
+                        disabled=not (chosen or chosen_mcq or chosen_delta),
                         help="Opens in any browser without the app or a network connection.")
 with cols[2].popover("Delete a run"):
     by_id = {r.run_id: r for r in runs}

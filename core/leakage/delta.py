@@ -23,6 +23,7 @@ import numpy as np
 from scipy import stats
 
 from core.data.problems import ProblemSet
+from core.data.tables import SkippedRow
 from core.errors import DataError
 from core.leakage.losses import ModelLosses
 from core.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
@@ -271,6 +272,25 @@ class LeakageReport:
     unmatched_test: tuple[str, ...] = ()
     unmatched_ref: tuple[str, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)
+    skipped_test: tuple[SkippedRow, ...] = ()
+    """Rows of the benchmark's data that could not be used (no prompt or solution text, ...)."""
+    skipped_ref: tuple[SkippedRow, ...] = ()
+
+    def dropped_notes(self) -> list[str]:
+        """What was left out of the comparison and why, in words: every output says it, never only the JSON."""
+        notes = []
+        if self.unmatched_test or self.unmatched_ref:
+            n_pairs = self.models[0].stats.n_test if self.models else 0
+            parts = [f"{len(ids)} {what} problem(s) ({_ids(ids)})" for what, ids in
+                     (("benchmark", self.unmatched_test), ("reference", self.unmatched_ref)) if ids]
+            notes.append(f"Paired by the {n_pairs} task id(s) both sets share; left out, having no partner: "
+                         f"{' and '.join(parts)}. Use unpaired mode to compare every problem.")
+        for name, rows in ((self.test_name, self.skipped_test), (self.ref_name, self.skipped_ref)):
+            if rows:
+                lines = ", ".join(str(r.line) for r in rows[:10]) + (" …" if len(rows) > 10 else "")
+                reasons = "; ".join(sorted({r.reason for r in rows}))
+                notes.append(f"{name}: {len(rows)} row(s) not used (lines {lines}): {reasons}.")
+        return notes
 
     @property
     def flag_note(self) -> str | None:
@@ -344,7 +364,14 @@ class LeakageReport:
             "unmatched_test": list(self.unmatched_test),
             "unmatched_reference": list(self.unmatched_ref),
             "flag_note": self.flag_note,
+            "skipped_test": [{"line": r.line, "reason": r.reason} for r in self.skipped_test],
+            "skipped_reference": [{"line": r.line, "reason": r.reason} for r in self.skipped_ref],
+            "dropped": self.dropped_notes(),
         }
+
+
+def _ids(ids: Sequence[str], limit: int = 5) -> str:
+    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
 def _csv(rows: list[dict[str, object]], columns: list[str]) -> str:
@@ -390,6 +417,8 @@ def build_leakage_report(
         unmatched_test=sets.unmatched_test,
         unmatched_ref=sets.unmatched_ref,
         settings={"n_resamples": n_resamples, "seed": seed},
+        skipped_test=tuple(sets.test.skipped),
+        skipped_ref=tuple(sets.ref.skipped),
     )
 
 

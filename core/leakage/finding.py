@@ -5,7 +5,9 @@ reference set, not that the model saw those exact items: a fine-tune on half a b
 the loss of the untrained half against a reference of another style. Findings say so, and leave item
 claims to the membership tests. Rules per model (Δ², against the base model, when one is given):
 - the 95% interval includes 0, or lies above it -> ``none``;
-- it lies below 0 -> graded by its upper end: <= −0.3 ``strong``, <= −0.1 ``moderate``, else ``weak``.
+- it lies below 0 -> graded by its upper end: <= −0.3 ``strong``, <= −0.1 ``moderate``, else ``weak``;
+- fewer than ``MIN_PROBLEMS`` problems on either side -> ``inconclusive`` whatever the interval says (a
+  bootstrap over one to four problems only re-draws the same few values).
 The run's finding is the strongest of its models'.
 """
 
@@ -17,6 +19,8 @@ from core.stats.finding import EXPOSURE_LEVELS, Finding
 STRONG_UPPER = -0.3
 MODERATE_UPPER = -0.1
 SMALL_SET = 20
+MIN_PROBLEMS = 5
+"""Fewer problems than this on either side and the interval means nothing: the finding is inconclusive."""
 """Fewer problems than this on either side make the interval rough."""
 SCOPE = ("Δ says the benchmark (or its style) is easier for the model than the reference set, not that the "
          "model saw these exact problems; item-level claims need the membership tests.")
@@ -28,9 +32,10 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
     evidence = [f"{row.model}: loss {s.l_test:.3f} on {report.test_name}, {s.l_ref:.3f} on {report.ref_name} "
                 f"(Δ {s.delta:+.3f}, 95% CI {s.ci[0]:+.3f} to {s.ci[1]:+.3f})"]
     caveats = [SCOPE]
-    if min(s.n_test, s.n_ref) < SMALL_SET:
-        caveats.append(f"Only {min(s.n_test, s.n_ref)} problems on one side: the interval is rough; use at least "
-                       f"{SMALL_SET} problems per set.")
+    smallest = min(s.n_test, s.n_ref)
+    if smallest < SMALL_SET:
+        caveats.append(f"Only {smallest} problem{'s' if smallest != 1 else ''} on one side: the interval is rough; "
+                       f"use at least {SMALL_SET} problems per set.")
     if row.base_stats is not None and row.delta2 is not None and row.delta2_ci is not None:
         b = row.base_stats
         evidence.append(f"base {row.base_model}: Δ {b.delta:+.3f}; the fine-tune moved the test loss by "
@@ -41,6 +46,9 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
         value, (lo, hi), name = s.delta, s.ci, "Δ"
         subject = f"{report.test_name} (or its style) is easier for {row.model} than the reference set"
     numbers = f"{name} {value:+.3f} nats per token, 95% CI {lo:+.3f} to {hi:+.3f}"
+    if smallest < MIN_PROBLEMS:
+        return Finding("inconclusive", f"Too few problems to tell: {smallest} on one side is not enough for "
+                       f"{name} to mean anything ({numbers}).", tuple(evidence), tuple(caveats))
     if lo <= 0 <= hi:
         return Finding("none", f"No significant difference: no sign that {subject} ({numbers}).",
                        tuple(evidence), tuple(caveats))
@@ -58,5 +66,5 @@ def leakage_finding(report: LeakageReport) -> Finding:
     order = {level: i for i, level in enumerate((*EXPOSURE_LEVELS, "inconclusive", "none"))}
     chosen = min(findings, key=lambda f: order.get(f.level, len(order)))
     evidence = tuple(line for f in findings for line in f.evidence)
-    caveats = chosen.caveats + ((report.flag_note,) if report.flag_note else ())
+    caveats = (*report.dropped_notes(), *chosen.caveats, *((report.flag_note,) if report.flag_note else ()))
     return Finding(chosen.level, chosen.headline, evidence, caveats)

@@ -10,6 +10,7 @@ from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback, offset_progress
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET
 from core.errors import DataError
+from core.leakage.comparison import save_comparison
 from core.leakage.delta import (
     LeakageReport,
     ModelRequest,
@@ -20,9 +21,9 @@ from core.leakage.delta import (
     pair_sets,
 )
 from core.leakage.losses import ModelLosses, solution_losses
-from core.leakage.stored import stored_set_losses
+from core.leakage.stored import KIND, problem_run_key, stored_set_losses
 from core.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from core.store.results import ResultStore
+from core.store.results import ResultStore, run_id_for
 
 
 def measure_model(
@@ -67,7 +68,8 @@ def run_leakage_test(
     ``store``, losses already stored for a model and problem set are read back, and a model is loaded only
     when something is left to score; ``setup`` and ``provenance`` are recorded with each stored run.
     ``start_token`` (an override of the start-token rule) keys the tested models' runs; base models keep
-    their own rule, and ``load`` is expected to load them that way.
+    their own rule, and ``load`` is expected to load them that way. With a store the whole comparison is
+    stored too (``core.leakage.comparison``), so the Results page and ``report`` can reopen it.
     """
     if not requests:
         raise DataError("Choose at least one model to test.")
@@ -77,6 +79,7 @@ def run_leakage_test(
     total = per_model * len(specs)
     tested = {req.model for req in requests}
     losses: dict[str, ModelLosses] = {}
+    set_runs: dict[str, list[str]] = {}
     for index, spec in enumerate(specs):
         step = offset_progress(progress, index * per_model, total)
         if store is None:
@@ -85,7 +88,13 @@ def run_leakage_test(
         else:
             override = start_token if spec in tested else None
             losses[spec] = _measure_stored(spec, sets, load, store, token_budget, step, setup, provenance, override)
-    return build_leakage_report(sets, requests, losses, n_resamples=n_resamples, seed=seed)
+            revision = (setup or {}).get("revision")
+            set_runs[spec] = [run_id_for(KIND, problem_run_key(spec, problems, revision, override))
+                              for problems in (sets.test, sets.ref)]
+    report = build_leakage_report(sets, requests, losses, n_resamples=n_resamples, seed=seed)
+    if store is not None:
+        save_comparison(store, sets, report, set_runs, provenance=provenance)
+    return report
 
 
 def _measure_stored(

@@ -17,6 +17,7 @@ KIND_LABELS = {
     "mia": "Membership benchmark",
     "mcq": "Multiple choice",
     "delta": "Loss delta",
+    "delta-comparison": "Loss-delta comparison",
     "calibration": "Calibration",
 }
 DELTA_KIND = "delta"

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from core.errors import LeakLensError
+from core.leakage.comparison import COMPARISON_KIND, report_from_comparison
 from core.leakage.delta import LeakageReport
 from core.leakage.finding import leakage_finding
 from core.mcq.finding import mcq_finding, score_drop
@@ -56,7 +57,8 @@ PASSAGE_TITLE = "LeakLens passage inspection report"
 OVERLAP_TITLE = "LeakLens overlap search report"
 BEST_MATCHES = 10
 """Matches listed in an overlap report, most overlap first."""
-REPORTABLE_KINDS = {MEMBERSHIP_KIND: "membership benchmark", MCQ_KIND: "multiple-choice"}
+REPORTABLE_KINDS = {MEMBERSHIP_KIND: "membership benchmark", MCQ_KIND: "multiple-choice",
+                    COMPARISON_KIND: "loss-delta comparison"}
 """Stored run kinds a report is built from by the store alone."""
 CSV_COLUMNS = [
     "dataset",
@@ -456,8 +458,8 @@ def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: st
     """The self-contained report of finished stored runs, rebuilt from the store alone.
 
     Membership benchmark runs come first (with the AUROC overview when there are several), then each
-    multiple-choice run; any other kind (a loss-delta run holds one problem set's losses, not the pairing)
-    is an error that says what to do instead.
+    multiple-choice run and loss-delta comparison in the order given; any other kind (a ``delta`` run
+    holds one problem set's losses, not the comparison) is an error that says what to do instead.
     """
     if not runs:
         raise LeakLensError("Choose at least one stored run to report.")
@@ -466,9 +468,10 @@ def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: st
     for run in runs:
         if run.kind not in REPORTABLE_KINDS:
             raise LeakLensError(
-                f"Run {run.run_id} is a '{run.kind}' run; reports are built from stored membership (mia) and "
-                "multiple-choice (mcq) runs. A loss-delta comparison is reported by running "
-                "`python -m core delta ...` again (its stored losses are reused)."
+                f"Run {run.run_id} is a '{run.kind}' run; reports are built from stored membership (mia), "
+                "multiple-choice (mcq) and loss-delta comparison (delta-comparison) runs. A 'delta' run holds "
+                "one problem set's losses: report the comparison that used it (the Results page lists it; "
+                "`python -m core delta ...` stores one)."
             )
         if not run.finished:
             raise LeakLensError(
@@ -477,6 +480,8 @@ def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: st
             )
         if run.kind == MEMBERSHIP_KIND:
             results.append(result_from_store(store, run))
+        elif run.kind == COMPARISON_KIND:
+            sections.append(leakage_section(report_from_comparison(store, run)))
         else:
             model = str(run.meta.get("model") or run.model)
             benchmark = str(run.meta.get("dataset") or run.dataset)

@@ -32,10 +32,12 @@ def test_run_shows_distribution_summary_ranks_and_question_view(store_path, open
     assert not app.exception, app.exception
     app.button(key="mcq_run").click().run()  # the identical run again: read back, nothing recomputed
     assert not app.exception, app.exception
-    assert app.success and "kind mcq" in app.success[0].value
-    assert "Read from the store" in app.success[0].value
+    assert app.success and "Read from the store" in app.success[0].value
     assert app.dataframe[1].value.equals(questions)
     runs = ResultStore(store_path).list_runs("mcq")
+    # no run ids or full paths in the main view: the benchmark is named by its file name
+    assert runs[0].run_id not in app.success[0].value and "kind mcq" not in app.success[0].value
+    assert all("/" not in str(name) for name in app.dataframe[0].value["benchmark"])
     assert len(runs) == 1 and runs[0].n_done == 3 and runs[0].summary["permutation"]["n_orders"] == 24
 
 

@@ -193,3 +193,29 @@ def test_loss_delta_runs_are_listed_per_model_with_a_note(mixed_store, monkeypat
     assert any("running the test again" in i.value for i in app.info)
     details = _table(app, "run id")
     assert set(details["run id"]) == {r.run_id for r in ResultStore(mixed_store).list_runs()}
+
+
+def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_path, monkeypatch, tiny_lm):
+    from core.data.problems import ProblemSet, builtin_problems
+    from core.leakage.delta import ModelRequest
+    from core.leakage.finding import leakage_finding
+    from core.leakage.run import run_leakage_test
+
+    path = tmp_path / "results.sqlite"
+    test = builtin_problems(limit=6)
+    ref = ProblemSet("fresh set", builtin_problems(limit=12).problems[6:], True)
+    report = run_leakage_test(test, ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm,
+                              store=ResultStore(path))
+    app = _page(path, monkeypatch)
+    app.radio(key="results_view").set_value("delta").run()
+    assert not app.exception, app.exception
+    assert app.selectbox(key="results_delta_run").options[0].startswith("LeakLens built-in reference vs fresh set")
+    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    assert len(banners) == 1 and html.escape(leakage_finding(report).headline) in banners[0]
+    bars = _figure(app, "results_delta_bars")["data"]
+    assert bars and not app.info
+    assert list(_table(app, "L_test")["Δ"]) == pytest.approx([report.models[0].stats.delta])
+    export = app.multiselect(key="results_export_runs")
+    assert export.options == ["Loss delta · " + app.selectbox(key="results_delta_run").options[0]]
+    html_button = [b for b in app.get("download_button") if b.proto.label.startswith("Report")][0]
+    assert not html_button.proto.disabled
