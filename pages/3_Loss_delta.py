@@ -9,7 +9,7 @@ import streamlit as st
 from core.data.problems import BUILTIN, HUMANEVAL, SKY_SHADOW, ProblemSet, load_problem_set, load_uploaded_problems
 from core.engine.models import available_bundled_models
 from core.errors import LeakLensError
-from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport, ModelRequest
+from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport, ModelRequest, distinct_specs
 from core.leakage.finding import leakage_finding
 from core.leakage.run import run_leakage_test
 from core.leakage.stored import KIND as DELTA_KIND
@@ -144,7 +144,7 @@ if run_clicked and test_choice is not None and ref_choice is not None:
         test = _load(test_choice, columns, limit or None)
         ref = _load(ref_choice, columns, limit or None)
         requests = [ModelRequest(spec, bases.get(spec) or None) for spec in models]
-        with watched_run("ld", DELTA_KIND, "solutions"):
+        with watched_run("ld", DELTA_KIND, "solutions", total=(len(test) + len(ref)) * len(distinct_specs(requests))):
             progress = streamlit_progress(f"Scoring {len(test)} + {len(ref)} solutions per model")
             report = run_leakage_test(test, ref, requests, load=get_model, pairing=pairing, store=ResultStore(),
                                       progress=progress, start_token=current_start_token())

@@ -18,7 +18,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.store.results import ResultStore, RunInfo
+from core.store.results import RUNNING, ResultStore, RunInfo
+
+SETTLE_TIMEOUT_S = 120.0
+"""How long a cancel note waits for the stopped work to finish its batch (a long batch on a big model)."""
 
 SCROLL_TO_FINDING_JS = """<script>
 (function go(tries) {
@@ -37,6 +40,8 @@ class Watch:
     unit: str
     """What the run counts, plural ("texts", "questions")."""
     started: float
+    total: int | None = None
+    """Items the whole run covers, when the page knows (a loss-delta run spans several stored runs)."""
 
 
 def _running_key(key: str) -> str:
@@ -48,14 +53,14 @@ def _cancelled_key(key: str) -> str:
 
 
 @contextmanager
-def watched_run(key: str, kind: str, unit: str) -> Iterator[None]:
+def watched_run(key: str, kind: str, unit: str, total: int | None = None) -> Iterator[None]:
     """Show a Cancel button and mark the session as running ``kind`` work until the block ends.
 
     An error ends the watch (the page shows the error); a stop by Streamlit (Cancel, or any other click)
     leaves the marker, so the next script run shows ``cancelled_notice``.
     """
     st.session_state.pop(_cancelled_key(key), None)
-    st.session_state[_running_key(key)] = Watch(kind, unit, time.time())
+    st.session_state[_running_key(key)] = Watch(kind, unit, time.time(), total)
     slot = st.empty()
     slot.button("Cancel", key=f"{key}_cancel", icon=":material/stop_circle:",
                 help="Stops after the batch being scored. What is scored stays stored; running again continues "
@@ -75,9 +80,8 @@ def cancel_message(watch: Watch, runs: list[RunInfo]) -> str:
     if not runs:
         return f"Cancelled before any {watch.unit} were stored; run again to start."
     done = sum(run.n_done for run in runs)
-    total = sum(run.n_total if run.n_total is not None else run.n_done for run in runs)
-    ids = ", ".join(run.run_id for run in runs if not run.finished)
-    stored = f" Stored so far as run {ids} (listed on the Results page)." if ids else ""
+    total = watch.total or sum(run.n_total if run.n_total is not None else run.n_done for run in runs)
+    stored = " What was scored is stored (the Results page lists the run)." if any(not r.finished for r in runs) else ""
     return f"Cancelled after {done} of {total} {watch.unit}; run again to continue where it stopped.{stored}"
 
 
@@ -87,11 +91,28 @@ def touched_runs(store: ResultStore, watch: Watch) -> list[RunInfo]:
                   key=lambda run: run.created_at)
 
 
+def settled_runs(store: ResultStore, watch: Watch, timeout_s: float = SETTLE_TIMEOUT_S) -> list[RunInfo]:
+    """The touched runs once the stopped work has let go of them.
+
+    Streamlit starts the script run a click asks for before the stopped one has reached its next
+    Streamlit call, so the stopped work may still be storing its last batch: counted too early, the note
+    would say fewer items than are stored and a resumed run would measure fewer than "the rest".
+    """
+    deadline = time.monotonic() + timeout_s
+    runs = touched_runs(store, watch)
+    while any(run.status == RUNNING for run in runs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        runs = touched_runs(store, watch)
+    return runs
+
+
 def cancelled_notice(key: str) -> bool:
     """If the last run under ``key`` was stopped, say so (counts from the store) until the next run starts."""
     watch = st.session_state.pop(_running_key(key), None)
     if isinstance(watch, Watch):
-        st.session_state[_cancelled_key(key)] = cancel_message(watch, touched_runs(ResultStore(), watch))
+        with st.spinner("Stopping after the batch being scored…"):
+            runs = settled_runs(ResultStore(), watch)
+        st.session_state[_cancelled_key(key)] = cancel_message(watch, runs)
     message = st.session_state.get(_cancelled_key(key))
     if not message:
         return False

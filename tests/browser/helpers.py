@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from playwright.sync_api import Page
@@ -75,3 +76,26 @@ def full_page_screenshot(page: Page, path: str, max_height: int = 12_000) -> Non
         page.screenshot(path=path)
     finally:
         page.set_viewport_size(original)
+
+
+def progress_done(page: Page, total: int) -> int:
+    """Items done according to the first progress bar's "(done/total ...)" text, 0 when none is shown."""
+    bars = page.locator('[data-testid="stProgress"]')
+    if bars.count() == 0:
+        return 0
+    match = re.search(rf"\((\d+)/{total}\b", bars.first.inner_text())
+    return int(match.group(1)) if match else 0
+
+
+def wait_until_partly_done(page: Page, total: int, timeout_ms: float = 120_000) -> int:
+    """Wait until the progress bar shows some but not all of ``total`` items done; returns how many."""
+    page.wait_for_selector('[data-testid="stProgress"]', timeout=timeout_ms)
+    page.wait_for_function(
+        f"""() => {{
+            const bar = document.querySelector('[data-testid="stProgress"]');
+            const m = bar && bar.innerText.match(/\\((\\d+)\\/{total}\\b/);
+            return m && Number(m[1]) > 0;
+        }}""",
+        timeout=timeout_ms, polling=100,
+    )
+    return progress_done(page, total)

@@ -1,8 +1,10 @@
-"""Real-browser test of the Loss-delta page: a paired run with a base model draws bars, Δ² and the scatter."""
+"""Real-browser tests of the Loss-delta page: a paired run with a base model draws bars, Δ² and the scatter;
+a run cancelled midway keeps what it stored and running again resumes it."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +14,13 @@ from core.data.problems import builtin_problems
 from core.engine.models import bundled_tokenizer, tiny_random_model
 from core.leakage.stored import KIND
 from core.store.results import ResultStore
-from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+from tests.browser.helpers import (
+    exception_texts,
+    full_page_screenshot,
+    open_page,
+    wait_for_streamlit,
+    wait_until_partly_done,
+)
 from tests.browser.server import streamlit_server
 
 pytestmark = pytest.mark.browser
@@ -112,3 +120,38 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     assert len(runs) == 4 and all(r.finished for r in runs)  # (model, base) x (test set, reference set)
     page.screenshot(path=str(screenshot_dir / "loss_delta_1440x900.png"))
     full_page_screenshot(page, str(screenshot_dir / "loss_delta_full_1440.png"))
+
+
+def test_cancel_keeps_stored_losses_and_running_again_resumes(delta_app, browser_page, screenshot_dir):
+    """HumanEval (164) against the built-in set (52): cancelled midway, then finished by the same stored runs."""
+    url, store_path = delta_app
+    total = 164 + 52
+    page = browser_page
+    open_page(page, f"{url}/Loss_delta")
+    _choose(page, "Test set (benchmark)", "HumanEval (offline, 164 problems)")
+    page.get_by_role("button", name="Run loss-delta test").click()
+    seen = wait_until_partly_done(page, total)
+    assert 0 < seen < total, seen
+    page.get_by_role("button", name="Cancel").click()
+    wait_for_streamlit(page, timeout_ms=120_000)
+
+    assert exception_texts(page) == []
+    note = page.locator(".st-key-cancelled_ld").inner_text()
+    match = re.search(rf"Cancelled after (\d+) of {total} solutions; run again to continue where it stopped\.", note)
+    assert match, note
+    stopped_at = int(match.group(1))
+    assert seen <= stopped_at < total
+    assert page.locator(".leaklens-finding").count() == 0  # no verdict for a run that did not finish
+    store = ResultStore(store_path)
+    before = {r.run_id: r for r in store.list_runs(KIND) if r.meta.get("role") == "test" and r.n_total == 164}
+    assert len(before) == 1 and not next(iter(before.values())).finished
+    page.screenshot(path=str(screenshot_dir / "loss_delta_cancelled_1440x900.png"))
+
+    page.get_by_role("button", name="Run loss-delta test").click()
+    wait_for_streamlit(page, timeout_ms=240_000)
+    page.wait_for_selector(".leaklens-finding", timeout=60_000)
+    assert exception_texts(page) == [] and page.locator(".st-key-cancelled_ld").count() == 0
+    after = {r.run_id: r for r in store.list_runs(KIND) if r.meta.get("role") == "test" and r.n_total == 164}
+    # the same stored run was resumed and finished, not started again
+    assert after.keys() == before.keys() and all(r.finished and r.n_done == 164 for r in after.values())
+    assert next(iter(after.values())).created_at == next(iter(before.values())).created_at

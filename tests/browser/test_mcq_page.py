@@ -3,9 +3,17 @@ distribution, the order-rank histogram and the highlighted side-by-side view."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+from tests.browser.helpers import (
+    exception_texts,
+    full_page_screenshot,
+    open_page,
+    wait_for_streamlit,
+    wait_until_partly_done,
+)
 
 pytestmark = pytest.mark.browser
 N_QUESTIONS = 4
@@ -51,3 +59,38 @@ def test_enter_in_sample_size_commits_the_value_without_starting_a_run(app_url, 
     assert "Probing" not in body and "questions measured" not in body and "Read from the store" not in body
     assert page.locator('[data-testid="stProgress"], .js-plotly-plot').count() == 0
     assert page.get_by_role("button", name="Run").is_enabled()
+
+
+def test_cancel_stops_probing_and_running_again_measures_only_the_rest(app_url, browser_page, screenshot_dir):
+    total = 60
+    page = browser_page
+    open_page(page, f"{app_url}/MCQ_memorization")
+    size = page.get_by_label("Sample size (questions)", exact=True)
+    size.fill(str(total))
+    size.press("Enter")
+    wait_for_streamlit(page)
+    page.get_by_label("Shuffle seed", exact=True).fill("7")  # a run of its own, not one another test stored
+    page.get_by_label("Shuffle seed", exact=True).press("Enter")
+    wait_for_streamlit(page)
+    page.get_by_role("button", name="Run").click()
+    seen = wait_until_partly_done(page, total)
+    assert 0 < seen < total, seen
+    page.get_by_role("button", name="Cancel").click()
+    wait_for_streamlit(page, timeout_ms=120_000)
+
+    assert exception_texts(page) == []
+    note = page.locator(".st-key-cancelled_mcq").inner_text()
+    match = re.search(rf"Cancelled after (\d+) of {total} questions; run again to continue where it stopped\.", note)
+    assert match, note
+    stopped_at = int(match.group(1))
+    assert seen <= stopped_at < total
+    assert page.locator(".leaklens-finding").count() == 0
+    page.screenshot(path=str(screenshot_dir / "mcq_cancelled_1440x900.png"))
+
+    page.get_by_role("button", name="Run").click()
+    wait_for_streamlit(page, timeout_ms=240_000)
+    page.wait_for_selector(".leaklens-finding", timeout=60_000)
+    assert exception_texts(page) == [] and page.locator(".st-key-cancelled_mcq").count() == 0
+    body = page.locator('[data-testid="stMain"]').inner_text()
+    measured = re.search(r"(\d+) questions measured and stored", body)
+    assert measured and int(measured.group(1)) == total - stopped_at, body[1000:3000]  # only the questions left

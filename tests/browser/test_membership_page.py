@@ -10,16 +10,10 @@ import re
 
 import pytest
 
-from tests.browser.helpers import exception_texts, open_page, wait_for_streamlit
+from tests.browser.helpers import exception_texts, open_page, wait_for_streamlit, wait_until_partly_done
 
 pytestmark = pytest.mark.browser
 N_TEXTS = 240  # of WikiMIA's 250, with every standard method: several seconds on the tiny model
-PROGRESS = re.compile(r"Scoring 240 texts with tiny-random \((\d+)/240")
-
-
-def _progress_done(page) -> int:
-    match = PROGRESS.search(page.locator('[data-testid="stProgress"]').first.inner_text())
-    return int(match.group(1)) if match else 0
 
 
 def test_cancel_stops_the_run_says_how_far_it_got_and_run_again_resumes(app_url, browser_page, screenshot_dir):
@@ -33,14 +27,9 @@ def test_cancel_stops_the_run_says_how_far_it_got_and_run_again_resumes(app_url,
     wait_for_streamlit(page)
 
     page.get_by_role("button", name="Run benchmark").click()
-    page.wait_for_selector('[data-testid="stProgress"]', timeout=60_000)
     # The bar moves per small batch: wait until some texts are done, then cancel midway.
-    page.wait_for_function(
-        "() => /\\((\\d+)\\/240/.test(document.querySelector('[data-testid=\"stProgress\"]')?.innerText || '')"
-        " && Number(document.querySelector('[data-testid=\"stProgress\"]').innerText.match(/\\((\\d+)\\/240/)[1]) > 0",
-        timeout=120_000, polling=100,
-    )
-    seen = _progress_done(page)
+    seen = wait_until_partly_done(page, N_TEXTS)
+    assert "Scoring 240 texts with tiny-random" in page.locator('[data-testid="stProgress"]').first.inner_text()
     assert 0 < seen < N_TEXTS, seen
     page.get_by_role("button", name="Cancel").click()
     wait_for_streamlit(page, timeout_ms=120_000)
