@@ -174,12 +174,14 @@ def membership_sections(results: Sequence[BenchmarkResult]) -> list[ReportSectio
         members = sum(result.labels)
         details = [_baseline_warning(result), _membership_table(result)]
         details += [f'<p class="note">{escape(note)}</p>' for note in result.notes]
+        # traceability for whoever reruns it, kept out of the lines a stakeholder reads first
+        details.append(f'<p class="meta">Stored as run {escape(result.run_id)}.</p>')
         sections.append(
             ReportSection(
                 heading=heading,
                 finding=membership_finding(result),
                 figures=(auroc_bars(result), roc_overlay(result, top_methods(result))),
-                meta=f"Membership benchmark · {result.n} texts ({members} members) · run {result.run_id}",
+                meta=f"Membership benchmark · {result.n} texts ({members} members)",
                 details="".join(details),
             )
         )

@@ -5,11 +5,14 @@ Screenshots ``report_<kind>_1440x900.png`` (the first screen a reader sees) go t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.test_report_kinds import build_leakage_report, build_overlap_outcome, build_passage_report
 
 pytestmark = pytest.mark.browser
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 
 
 def _open_offline(page, path) -> list[str]:
@@ -22,6 +25,34 @@ def _open_offline(page, path) -> list[str]:
     return errors
 
 
+def _stored_reports(tiny_lm, tmp_path) -> dict[str, str]:
+    """Membership, multiple-choice and loss-delta runs stored by real (tiny-model) runs, reported from the store."""
+    from core.data.labelled import load_labelled_dataset
+    from core.data.problems import ProblemSet, builtin_problems
+    from core.data.questions import load_mcq
+    from core.leakage.delta import ModelRequest
+    from core.leakage.run import run_leakage_test
+    from core.mcq.completion import MCQConfig
+    from core.mcq.stored import run_stored_benchmark
+    from core.membership.benchmark import run_membership_benchmark
+    from core.methods import parse_methods
+    from core.store.results import ResultStore
+    from core.viz.report import stored_runs_report
+
+    store = ResultStore(tmp_path / "results.sqlite")
+    dataset = load_labelled_dataset(str(DATA / "wikimia_length128.parquet"), limit=24)
+    run_membership_benchmark(dataset, "tiny-random", parse_methods(["loss", "zlib", "min_k"]), store=store,
+                             load_model=lambda spec: tiny_lm)
+    questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=4).questions
+    run_stored_benchmark(questions, MCQConfig(), load=lambda: tiny_lm, store=store, model="tiny-random",
+                         benchmark="mmlu_sample.jsonl", permutation=True)
+    ref = ProblemSet("fresh set", builtin_problems(limit=16).problems[8:], True)
+    run_leakage_test(builtin_problems(limit=8), ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm,
+                     store=store)
+    return {kind: stored_runs_report(store, store.list_runs(kind))
+            for kind in ("mia", "mcq", "delta-comparison")}
+
+
 @pytest.fixture()
 def report_files(tiny_lm, tmp_path):
     from core.viz.report import overlap_report
@@ -30,6 +61,7 @@ def report_files(tiny_lm, tmp_path):
         "passage": build_passage_report(tiny_lm, tmp_path)[0],
         "delta": build_leakage_report(tiny_lm)[0],
         "overlap": overlap_report(build_overlap_outcome(tmp_path)),
+        **{f"stored_{kind}": html for kind, html in _stored_reports(tiny_lm, tmp_path).items()},
     }
     paths = {}
     for kind, html in files.items():

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from core.data.labelled import load_labelled_dataset
+from core.data.problems import ProblemSet, builtin_problems
+from core.leakage.delta import ModelRequest
+from core.leakage.run import run_leakage_test
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.store.results import ResultStore
@@ -54,6 +57,32 @@ def test_results_page_renders_heatmap_and_roc(results_app_url, browser_page, scr
     roc = page.locator(".js-plotly-plot").nth(2)
     assert roc.bounding_box()["y"] + roc.bounding_box()["height"] <= 2300
     page.screenshot(path=str(screenshot_dir / "results_full_1440.png"))
+
+
+@pytest.fixture(scope="module")
+def delta_results_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
+    """A server whose store holds one loss-delta comparison only."""
+    store_path = tmp_path_factory.mktemp("browser_results_delta") / "results.sqlite"
+    ref = ProblemSet("fresh set", builtin_problems(limit=20).problems[10:], True)
+    run_leakage_test(builtin_problems(limit=10), ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm,
+                     store=ResultStore(store_path))
+    with streamlit_server(tmp_path_factory.mktemp("browser_results_delta_log"), LEAKLENS_STORE=str(store_path)) as url:
+        yield url
+
+
+def test_a_stored_loss_delta_comparison_opens_with_its_verdict(delta_results_url, browser_page, screenshot_dir):
+    page = browser_page
+    open_page(page, f"{delta_results_url}/Results")
+    page.locator('[data-testid="stRadio"]').get_by_text("Loss delta", exact=True).click()
+    wait_for_streamlit(page)
+    page.wait_for_selector(".leaklens-finding", timeout=60_000)
+    assert exception_texts(page) == []
+    assert "LeakLens built-in reference vs fresh set" in page.locator('[data-testid="stMain"]').inner_text()
+    banner = page.locator(".leaklens-finding").first.bounding_box()
+    assert banner is not None and banner["y"] + banner["height"] <= 900  # the verdict on the first screen
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
+    assert "Δ = " in page.locator(".js-plotly-plot").first.inner_text()
+    page.screenshot(path=str(screenshot_dir / "results_loss_delta_1440x900.png"))
 
 
 _REPORT_LAYOUT_JS = """() => {
