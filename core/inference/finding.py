@@ -1,0 +1,81 @@
+"""The verdict of a dataset-inference run, in the words an author or auditor asked the question in.
+
+Rules, in order:
+- the blind baseline (a model-free classifier) separates suspect from validation texts, its 95% interval
+  above 0.5 -> ``confounded``: the sets differ in wording, so a small p-value may come from that;
+- p < 0.01 -> ``strong``, p < 0.05 -> ``moderate``, p < 0.1 -> ``weak``;
+- otherwise ``inconclusive`` when the measured effect would need more texts per set than were given,
+  else ``none``.
+"""
+
+from __future__ import annotations
+
+from core.inference.statistic import InferenceResult, texts_needed
+from core.stats.finding import Finding
+from core.stats.metrics import MetricResult
+
+STRONG_P, MODERATE_P, WEAK_P = 0.01, 0.05, 0.1
+SAME_DISTRIBUTION = ("Valid only if the validation texts come from the same distribution as the suspect texts "
+                     "(same source, style and period) and were never published or used for training.")
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}" if value >= 1e-4 else "< 0.0001"
+
+
+def inference_finding(result: InferenceResult, blind: MetricResult | None, *, suspect: str = "the suspect set",
+                      validation: str = "the validation set") -> Finding:
+    """The finding for one run; ``blind`` is the model-free baseline between the two sets."""
+    texts = f"{result.n_suspect} + {result.n_validation} texts"
+    needed = texts_needed(result.effect_size)
+    evidence = [
+        f"p = {_p(result.p_value)} (twice the median of {len(result.split_p_values)} split p-values) over {texts}",
+        f"effect on held-out texts: Cohen's d = {result.effect_size:+.2f}",
+    ]
+    if blind is not None:
+        evidence.append(f"blind baseline (wording alone, no model): AUROC {blind.auroc:.2f} "
+                        f"(95% CI {blind.ci[0]:.2f}–{blind.ci[1]:.2f})")
+    top = ", ".join(f"{name} {weight:+.2f}" for name, weight in result.top_features(3))
+    evidence.append(f"weightiest detectors: {top}")
+    caveats = [SAME_DISTRIBUTION]
+    if result.left_out_features:
+        caveats.append(f"Left out (constant or often missing): {', '.join(result.left_out_features)}.")
+    if result.n_texts_dropped:
+        caveats.append(f"{result.n_texts_dropped} text(s) left out: a detector had no score for them.")
+    if blind is None:
+        caveats.append("The blind baseline could not be computed, so a wording difference between the sets "
+                       "cannot be ruled out.")
+    elif blind.ci[0] > 0.5:
+        return Finding(
+            "confounded",
+            f"Confounded: wording alone separates {suspect} from {validation} (a model-free classifier reaches "
+            f"AUROC {blind.auroc:.2f}), so the p-value ({_p(result.p_value)}) cannot say whether the model saw "
+            f"{suspect}.",
+            tuple(evidence),
+            ("Use validation texts from the same distribution as the suspect texts, e.g. held-back parts of the "
+             "same work or a private split written at the same time.", *caveats),
+        )
+    if result.p_value < WEAK_P:
+        level = "strong" if result.p_value < STRONG_P else "moderate" if result.p_value < MODERATE_P else "weak"
+        return Finding(
+            level,
+            f"{level.capitalize()} evidence that the model trained on {suspect}: its texts look more familiar to "
+            f"the model than the validation texts (p = {_p(result.p_value)}, {texts}).",
+            tuple(evidence), tuple(caveats),
+        )
+    smallest = min(result.n_suspect, result.n_validation)
+    if needed is not None and needed > smallest:
+        return Finding(
+            "inconclusive",
+            f"Inconclusive: no significant difference with {texts} (p = {_p(result.p_value)}); a difference of "
+            f"this size would need about {needed} texts per set to show.",
+            tuple(evidence), tuple(caveats),
+        )
+    return Finding(
+        "none",
+        f"No sign that the model trained on {suspect}: its texts look no more familiar to the model than the "
+        f"validation texts (p = {_p(result.p_value)}, {texts}).",
+        tuple(evidence),
+        ("No significant difference is not proof of non-use: a model that saw the texts once, long ago, may "
+         "leave no measurable trace.", *caveats),
+    )
