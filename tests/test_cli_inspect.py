@@ -101,3 +101,17 @@ def test_detectors_with_extra_passes_score_one_passage(capsys):
                        "--text", "A passage long enough for a prefix comparison to mean something.")
     assert set(payload["scores"]) == {"loss", next(k for k in payload["scores"] if k.startswith("recall"))}
     assert all(isinstance(v, float) for v in payload["scores"].values())
+
+
+def test_zlib_of_a_truncated_passage_compresses_the_scored_tokens_only(capsys):
+    """`inspect --max-tokens` on a long text: zlib = −loss / compressed size of exactly the scored tokens."""
+    import zlib
+
+    text = FRESH * 20
+    payload = run_json(capsys, "--model", "tiny-random", "--text", text, "--methods", "loss", "zlib",
+                       "--max-tokens", "50")
+    assert payload["n_tokens"] == 50 and payload["n_dropped"] > 0
+    scored = "".join(t["token"] for t in payload["tokens"])
+    assert text.startswith(scored) and len(scored) < len(text) // 10
+    expected = payload["scores"]["loss"] / len(zlib.compress(scored.encode("utf-8")))
+    assert payload["scores"]["zlib"] == pytest.approx(expected, rel=1e-9)

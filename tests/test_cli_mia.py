@@ -171,3 +171,56 @@ def test_every_subcommand_help_shows_the_shared_options(capsys):
         text = capsys.readouterr().out
         for option in options:
             assert option in text, f"{' '.join(command)} --help lacks {option}"
+
+
+def test_mia_zlib_compresses_the_scored_tokens_of_truncated_texts(tmp_path, capsys, tiny_lm):
+    """`mia --max-tokens`: each stored zlib score is the loss over the compressed size of the scored tokens."""
+    import zlib
+
+    from core.data.labelled import load_labelled_dataset
+
+    source = str(DATA / "booktection_sample.csv")
+    assert main(["mia", "--dataset", source, "--model", "tiny-random", "--limit", "6", "--sample", "--methods", "loss",
+                 "zlib", "--max-tokens", "10", "--no-store", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    dataset = load_labelled_dataset(source)
+    texts = dict(zip(dataset.ids, dataset.texts))
+    for sample in doc["samples"]:
+        ids = tiny_lm.tokenizer(texts[sample["id"]], add_special_tokens=False)["input_ids"]
+        assert len(ids) > 10
+        scored = tiny_lm.tokenizer.decode(ids[:10])
+        expected = sample["scores"]["loss"] / len(zlib.compress(scored.encode("utf-8")))
+        assert sample["scores"]["zlib"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_two_identical_runs_at_once_share_the_work(tmp_path):
+    """Two `python -m core mia` processes started together on one store: one scores, the other waits for
+    it and reads the finished results back; both exit 0 with the same numbers and nothing is scored twice."""
+    import os
+    import subprocess
+    import sys
+
+    store_path = tmp_path / "results.sqlite"
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "1"}
+
+    def start(name: str) -> subprocess.Popen:
+        args = [sys.executable, "-m", "core", "mia", "--dataset", str(DATA / "wikimia_length128.parquet"),
+                "--model", "tiny-random", "--limit", "30", "--sample", "--batch-size", "1",
+                "--store", str(store_path), "--out", str(tmp_path / f"{name}.json")]
+        return subprocess.Popen(args, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    children = [start("a"), start("b")]
+    outputs = [child.communicate(timeout=300) for child in children]
+    for child, (_, err) in zip(children, outputs):
+        assert child.returncode == 0, err
+        assert "Traceback" not in err and "cannot change" not in err
+    printed = sorted(out for out, _ in outputs)
+    assert sum("30 texts scored" in out for out in printed) == 1
+    assert sum("from the store" in out for out in printed) == 1
+    waiter = next(err for out, err in outputs if "from the store" in out)
+    assert "being computed by another process" in waiter
+    docs = [json.loads((tmp_path / f"{name}.json").read_text()) for name in ("a", "b")]
+    assert docs[0]["methods"] == docs[1]["methods"] and docs[0]["samples"] == docs[1]["samples"]
+    (run,) = ResultStore(store_path).list_runs("mia")
+    assert run.status == FINISHED and run.n_done == 30

@@ -57,12 +57,19 @@ def test_booktection_format_detected_and_labels_parsed_from_strings():
 def test_arxivtection_empty_row_skipped_and_reported():
     raw = pd.read_csv(ARXIVTECTION, dtype=object, keep_default_na=False)
     empty_rows = [i for i, t in enumerate(raw["Example_A"]) if not t.strip()]
+    # Reported by the 1-based file line the row starts on (a quoted passage above it spans several lines).
+    file_lines = ARXIVTECTION.read_text(encoding="utf-8").splitlines()
+    starts = [f"{raw['Unnamed: 0'][i]},{raw['ID'][i]}," for i in empty_rows]
+    expected = [next(n for n, line in enumerate(file_lines, 1) if line.startswith(s)) for s in starts]
+    assert expected != [i + 2 for i in empty_rows]
     ds = load_labelled_dataset(str(ARXIVTECTION))
     assert (ds.text_col, ds.label_col) == ("Example_A", "Label")
-    assert [s.line for s in ds.skipped] == empty_rows
+    assert [s.line for s in ds.skipped] == expected
+    assert [s.row_id for s in ds.skipped] == [raw["ID"][i] for i in empty_rows]
     assert ds.n == 600 - len(empty_rows)
     assert str(empty_rows[0]) not in ds.ids
-    assert "1 rows skipped" in ds.skipped_summary() and str(empty_rows[0]) in ds.skipped_summary()
+    assert "1 rows skipped (lines " in ds.skipped_summary()
+    assert f"{expected[0]} (id {raw['ID'][empty_rows[0]]})" in ds.skipped_summary()
 
 
 def test_detect_columns_known_and_common_names():
@@ -97,7 +104,7 @@ def test_bad_labels_name_rows_and_values(tmp_path):
     with pytest.raises(DataError) as info:
         load_labelled_dataset(str(path))
     message = str(info.value)
-    assert "row 1: 2" in message and "row 3: 'yes'" in message and "2 rows" in message
+    assert "line 2: 2" in message and "line 4: 'yes'" in message and "2 rows" in message
 
 
 def test_single_class_is_an_error(tmp_path):
@@ -116,10 +123,10 @@ def test_empty_and_non_text_rows_skipped_with_row_numbers(tmp_path):
     ]
     ds = load_labelled_dataset(str(write_jsonl(tmp_path / "d.jsonl", rows)))
     assert ds.texts == ["first passage", "fifth passage"] and ds.ids == ["0", "4"]
-    assert [(s.line, s.reason) for s in ds.skipped] == [
-        (1, "empty text in column 'text'"),
-        (2, "not text (int) in column 'text'"),
-        (3, "missing in column 'text'"),
+    assert [(s.line, s.reason) for s in ds.skipped] == [  # 1-based file lines, like malformed lines
+        (2, "empty text in column 'text'"),
+        (3, "not text (int) in column 'text'"),
+        (4, "missing in column 'text'"),
     ]
 
 
@@ -211,3 +218,14 @@ def test_errors_are_leaklens_errors(tmp_path):
         load_labelled_dataset(str(tmp_path / "missing.csv"))
     with pytest.raises(DataError, match="no rows"):
         labelled_from_table(load_uploaded(b"text,label\n", "empty.csv"))
+
+
+def test_rows_holding_lone_surrogates_are_skipped_by_line(tmp_path):
+    r"""A JSON ``\ud800`` escape is not text a tokenizer takes: the row is reported, never a TypeError later."""
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "fine one", "label": 1}\n{"text": "bad \\ud800 here", "label": 0}\n'
+                    '{"text": "fine two", "label": 0}\n')
+    ds = load_labelled_dataset(str(path))
+    assert ds.texts == ["fine one", "fine two"]
+    (skipped,) = ds.skipped
+    assert skipped.line == 2 and "lone surrogate U+D800 at character 4" in skipped.reason

@@ -19,6 +19,7 @@ from core.data.problems import (
     load_problem_set,
 )
 from core.data.tables import Table
+from core.engine.fine_tune import fine_tune
 from core.engine.models import tiny_random_model, wrap_model
 from core.errors import DataError, InputTextError
 from core.leakage.delta import (
@@ -347,24 +348,7 @@ def test_whitespace_only_text_is_rejected_by_the_scorer(tiny_lm):
 
 def _fine_tune(model, tokenizer, start_id: int, problems: list[CodeProblem], *, steps: int, lr: float) -> None:
     """Full-sequence causal-LM training on prompt + solution, one padded batch per step."""
-    seqs = [[start_id] + tokenizer(p.prompt + p.solution, add_special_tokens=False)["input_ids"] for p in problems]
-    width = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), width), start_id)
-    labels = torch.full((len(seqs), width), -100)
-    mask = torch.zeros((len(seqs), width), dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        ids[row, : len(seq)] = torch.tensor(seq)
-        labels[row, : len(seq)] = torch.tensor(seq)
-        mask[row, : len(seq)] = 1
-    torch.manual_seed(0)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    model.train()
-    for _ in range(steps):
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    model.eval()
+    fine_tune(model, tokenizer, start_id, [p.prompt + p.solution for p in problems], steps=steps, lr=lr)
 
 
 def test_fine_tuning_on_half_the_test_set_drives_its_delta_down(tiny_lm):

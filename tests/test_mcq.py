@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -70,6 +71,43 @@ def test_choices_list_layout_and_integer_answers(tmp_path):
     assert [q.answer for q in ds.questions] == ["B", "A"]
     assert ds.questions[0].options == ("3", "4", "5", "6")
     assert len(ds.skipped) == 1 and "3" in ds.skipped[0].reason
+
+
+def test_answers_outside_the_options_are_skipped_by_file_line_never_kept_as_none(tmp_path):
+    """`E`, `Z`, `7` on 4-option questions: reported by 1-based line (with the row's id), never answer None."""
+    rows = [
+        {"id": "q1", "question": "Ok?", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "B"},
+        {"id": "q2", "question": "E?", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "E"},
+        {"id": "q3", "question": "Z?", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "Z"},
+        {"question": "Seven?", "A": "a", "B": "b", "C": "c", "D": "d", "answer": 7},
+        {"question": "No answer given", "A": "a", "B": "b", "C": "c", "D": "d", "answer": ""},
+        {"question": "Index 3", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "3"},
+    ]
+    path = tmp_path / "bad_answers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ds = load_mcq(str(path))
+    assert [q.question for q in ds.questions] == ["Ok?", "No answer given", "Index 3"]
+    assert [q.answer for q in ds.questions] == ["B", None, "D"]
+    assert [(s.line, s.row_id) for s in ds.skipped] == [(2, "q2"), (3, "q3"), (4, None)]
+    assert "answer 'E' is not one of the options (A-D or 0-3)" in ds.skipped[0].reason
+    assert "3 rows skipped (lines 2 (id q2), 3 (id q3), 4: " in ds.skipped_summary()
+
+
+def test_skipped_questions_are_numbered_by_file_line_from_one(tmp_path):
+    """Two bad rows at the top of a file are lines 1 and 2 (they were reported as "lines 0, 1")."""
+    rows = [
+        {"question": "", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "A"},
+        {"question": "No D?", "A": "a", "B": "b", "C": "c", "D": "", "answer": "A"},
+        {"question": "Fine", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "A"},
+    ]
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    ds = load_mcq(str(path))
+    assert [s.line for s in ds.skipped] == [1, 2] and "lines 1, 2:" in ds.skipped_summary()
+    csv_path = tmp_path / "q.csv"  # header on line 1, a quoted question spanning two lines above the bad row
+    csv_path.write_text('question,A,B,C,D,answer\n"Two\nlines",a,b,c,d,A\nBad,a,b,c,d,E\n')
+    (skipped,) = load_mcq(str(csv_path)).skipped
+    assert skipped.line == 4
 
 
 def test_missing_columns_and_empty_options_are_clear_errors(tmp_path):
@@ -328,11 +366,40 @@ def test_rank_and_percentile_by_hand():
     result = PermutationResult(questions=(q, top), n_orders=5)
     assert result.mean_percentile == pytest.approx((0.625 + 1.0) / 2)
     assert result.top1_fraction == 0.5
-    # sd of the mean percentile: sqrt((m+1)/(12(m-1))/n) with m=5, n=2
-    sd = math.sqrt(6 / 48 / 2)
-    assert result.p_value_percentile == pytest.approx(0.5 * math.erfc((0.8125 - 0.5) / sd / math.sqrt(2)))
+    # exact: percentiles are k/4 with k uniform on 0..4; observed k-sum 2.5 + 4 = 6.5, so P(k1 + k2 >= 7):
+    # (3, 4), (4, 3), (4, 4) of 25 pairs
+    assert result.p_value_percentile == pytest.approx(3 / 25)
     # binomial: P(X >= 1), X ~ Bin(2, 1/5)
     assert result.p_value_top1 == pytest.approx(1 - 0.8**2)
+
+
+def test_order_test_p_value_is_exact_for_few_questions():
+    """3 two-option questions, each in its original order ranked first: exactly (1/2)^3, not the normal 0.042."""
+    first = QuestionOrders(index=0, logprobs=(-1.0, -2.0))
+    result = PermutationResult(questions=(first,) * 3, n_orders=2)
+    assert result.mean_percentile == 1.0
+    assert result.p_value_percentile == pytest.approx(0.125, abs=1e-12)
+    last = QuestionOrders(index=1, logprobs=(-3.0, -2.0))
+    assert PermutationResult(questions=(last,) * 3, n_orders=2).p_value_percentile == pytest.approx(1.0)
+    # 6 orders, 2 questions: P(k1 + k2 >= 9) with k uniform on 0..5 = (4,5), (5,4), (5,5) of 36
+    a = QuestionOrders(index=0, logprobs=(-1.0, -2.0, -3.0, -4.0, -5.0, -0.5))  # k = 4
+    b = QuestionOrders(index=1, logprobs=(-1.0, -2.0, -3.0, -4.0, -5.0, -6.0))  # k = 5
+    assert PermutationResult(questions=(a, b), n_orders=6).p_value_percentile == pytest.approx(3 / 36)
+
+
+def test_order_test_p_value_is_normal_for_many_questions_and_close_to_exact_there():
+    from core.mcq.permutation import EXACT_PERCENTILE_CELLS, exact_percentile_p_value
+
+    rng = np.random.default_rng(0)
+    m = 24
+    n = EXACT_PERCENTILE_CELLS // (m - 1) + 1
+    questions = tuple(QuestionOrders(index=i, logprobs=(0.0, *rng.normal(-0.05, 1, m - 1))) for i in range(n))
+    result = PermutationResult(questions=questions, n_orders=m)
+    sd = math.sqrt((m + 1) / (12 * (m - 1)) / n)
+    normal = 0.5 * math.erfc((result.mean_percentile - 0.5) / sd / math.sqrt(2))
+    assert result.p_value_percentile == pytest.approx(normal)
+    exact = exact_percentile_p_value([q.percentile for q in questions], m)
+    assert result.p_value_percentile == pytest.approx(exact, rel=0.05)
 
 
 def test_permutation_test_scores_every_order(tiny_lm):

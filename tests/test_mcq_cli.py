@@ -75,3 +75,19 @@ def test_bad_input_is_a_clear_error(capsys, tmp_path):
     assert "error:" in err and "Traceback" not in err
     assert main(["mcq", "--dataset", str(bad), "--model", "tiny-random", "--option-template", "{letter}"]) == 2
     assert "{text}" in capsys.readouterr().err
+
+
+def test_answers_outside_the_options_are_reported_and_never_exported(capsys, tmp_path):
+    """Rows whose answer names no option are left out with their lines; the export never holds a null answer."""
+    rows = [json.loads(line) for line in (DATA / "mmlu_sample.jsonl").read_text().splitlines()[:5]]
+    rows[1]["answer"], rows[3]["answer"] = "E", 7
+    source = tmp_path / "bad.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    export = tmp_path / "shuffled.jsonl"
+    assert main(["mcq", "--dataset", str(source), "--model", "tiny-random", "--no-store",
+                 "--export-shuffled", str(export), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["n"] == 3
+    assert "2 rows skipped (lines 2, 4: answer 'E' is not one of the options" in captured.err
+    exported = [json.loads(line) for line in export.read_text().splitlines()]
+    assert len(exported) == 3 and all(row["answer"] in "ABCD" and row["answer"] for row in exported)

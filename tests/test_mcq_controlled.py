@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from core.data.questions import PromptLayout, load_mcq
+from core.engine.fine_tune import fine_tune
 from core.engine.models import bundled_tokenizer, tiny_random_model, wrap_model
 from core.mcq.study import run_benchmark
 
@@ -29,23 +30,9 @@ def memorised():
     start = tokenizer.convert_tokens_to_ids("<|endoftext|>")
     layout = PromptLayout()
     texts = [layout.render(q)[0] for q in trained]
-    encoded = [[start] + tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
-    width = max(len(e) for e in encoded)
-    ids = torch.full((len(encoded), width), tokenizer.pad_token_id, dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    for row, e in enumerate(encoded):
-        ids[row, : len(e)] = torch.tensor(e)
-        mask[row, : len(e)] = 1
-    labels = ids.masked_fill(mask == 0, -100)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    model.train()
-    for _ in range(150):
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
+    final_loss = fine_tune(model, tokenizer, start, texts, steps=150, lr=1e-2)
     lm = wrap_model(model.eval(), tokenizer, spec="tiny-memorised", start_token_id=start)
-    return lm, trained, unseen, loss.item()
+    return lm, trained, unseen, final_loss
 
 
 def test_memorised_questions_score_near_four_and_unseen_near_zero(memorised):

@@ -152,3 +152,23 @@ def test_every_default_method_scores_real_records(tiny_lm):
     assert len(scores) == 16
     assert all(math.isfinite(v) for v in scores.values())
     assert scores["loss"] == pytest.approx(-records.loss)
+
+
+def test_zlib_compresses_only_the_scored_part_of_a_truncated_passage():
+    """Truncated to its first tokens, a passage is compared with the size of exactly those tokens' text."""
+    text = "hello there world again ok" + " and a long tail the model never scored" * 40
+    records = make_records(text)  # five 1-character tokens: "hello" is all that was scored
+    records = TokenRecords(**{**records.__dict__, "n_dropped": 300})
+    scored = text[:5]
+    assert ZlibRatio().score(records) == pytest.approx(-(10.5 / 5) / len(zlib.compress(scored.encode())))
+
+
+def test_zlib_of_a_real_truncated_passage_matches_the_hand_computed_ratio(tiny_lm):
+    text = "The quick brown fox jumps over the lazy dog. " * 30
+    (records,) = score_texts(tiny_lm, [text], kgram_max=0, max_tokens=12)
+    assert records.n_tokens == 12 and records.n_dropped > 0
+    end = int(records.offsets[-1, 1])
+    scored = text[:end]
+    assert scored == tiny_lm.tokenizer.decode(records.token_ids.tolist())
+    expected = -records.loss / len(zlib.compress(scored.encode("utf-8")))
+    assert ZlibRatio().score(records) == pytest.approx(expected, rel=1e-12)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -70,3 +73,43 @@ def test_unknown_hub_id_offline_says_what_was_tried():
     message = str(info.value)
     assert "Tried: bundled names" in message and "local directory" in message
     assert "offline" in message
+
+
+def _remote_code_checkpoint(folder: Path) -> Path:
+    """A checkpoint whose config maps the model to its own (here missing) Python module."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "leaklens_custom", "architectures": ["CustomForCausalLM"],
+        "auto_map": {"AutoConfig": "modeling_custom.CustomConfig",
+                     "AutoModelForCausalLM": "modeling_custom.CustomForCausalLM"},
+    }))
+    return folder
+
+
+def test_remote_code_model_is_refused_naming_the_flag_not_the_hub(tmp_path):
+    """Offline (as in conftest) a local remote-code checkpoint is refused for its code, never blamed on the hub."""
+    with pytest.raises(ModelLoadError) as info:
+        load_model(str(_remote_code_checkpoint(tmp_path / "custom")))
+    message = str(info.value)
+    assert "--trust-remote-code" in message and "modeling_custom.py" in message
+    assert "hub" not in message.lower() and "offline" not in message.lower() and "\n" not in message
+
+
+def test_remote_code_model_with_the_flag_reports_the_full_cause(tmp_path):
+    with pytest.raises(ModelLoadError) as info:
+        load_model(str(_remote_code_checkpoint(tmp_path / "custom")), trust_remote_code=True)
+    message = str(info.value)
+    assert "\n" not in message and "offline" not in message.lower()
+    cause = message.split("(Cause: ", 1)[1]
+    assert cause.endswith(")") and (len(cause) < 420 or cause.endswith(" …)"))  # never cut mid-word
+
+
+def test_unknown_hub_id_offline_fails_in_one_line_without_touching_the_network():
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(ModelLoadError) as info:
+        load_model("leaklens-test/no-such-model")
+    assert time.monotonic() - started < 5
+    message = str(info.value)
+    assert "HF_HUB_OFFLINE=1" in message and "not in the local Hugging Face cache" in message and "\n" not in message

@@ -125,12 +125,12 @@ def test_text_longer_than_the_model_context_is_cut_to_fit(tiny_lm):
 
 @pytest.mark.parametrize("bad", ["", "   \n\t"])
 def test_empty_text_names_the_row(tiny_lm, bad):
-    with pytest.raises(InputTextError, match="Row 1 is empty"):
+    with pytest.raises(InputTextError, match="Passage 2 of 2 is empty"):
         score_texts(tiny_lm, ["fine text", bad])
 
 
 def test_non_text_row_is_rejected(tiny_lm):
-    with pytest.raises(InputTextError, match="Row 0 is not text"):
+    with pytest.raises(InputTextError, match="The passage is not text"):
         score_texts(tiny_lm, [None])  # type: ignore[list-item]
 
 
@@ -153,3 +153,80 @@ def test_no_warning_for_text_that_fits(tiny_lm):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         score_texts(tiny_lm, [TEXTS[0]], kgram_max=0)
+
+
+def test_single_passage_errors_name_the_passage_not_a_row(tiny_lm):
+    """One passage has no row number: its errors never say "Row 0"; max_tokens 0 is about max_tokens."""
+    with pytest.raises(InputTextError) as info:
+        score_texts(tiny_lm, ["   "])
+    assert str(info.value).startswith("The passage is empty") and "Row" not in str(info.value)
+    with pytest.raises(InputTextError, match=r"max_tokens \(--max-tokens\) must be at least 1, got 0") as info:
+        score_texts(tiny_lm, ["fine text"], max_tokens=0)
+    assert "prefix" not in str(info.value)
+
+
+def test_lone_surrogates_are_named_with_their_byte(tiny_lm):
+    """Bytes that are not UTF-8 (kept by Python as lone surrogates) are reported, never a tokenizer TypeError."""
+    escaped = b"caf\xe9 au lait".decode("utf-8", "surrogateescape")
+    with pytest.raises(InputTextError, match=r"The passage is not UTF-8 text \(byte 3 is invalid\): 0xe9\."):
+        score_texts(tiny_lm, [escaped])
+    with pytest.raises(InputTextError, match=r"Passage 2 of 2 holds a lone surrogate U\+D800 at character 2"):
+        score_texts(tiny_lm, ["fine", "ab\ud800cd"])
+
+
+class CharCounter:
+    """The real tokenizer, recording how many characters each call hands it (a spy, not a stand-in)."""
+
+    def __init__(self, tokenizer):
+        self._tokenizer = tokenizer
+        self.chars: list[int] = []
+
+    def __call__(self, text, **kwargs):
+        self.chars.append(len(text))
+        return self._tokenizer(text, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._tokenizer, name)
+
+
+def test_long_passage_is_tokenized_only_as_far_as_it_is_scored(tiny_lm):
+    """Past COUNT_ALL_CHARS only a bounded prefix is tokenized; the scored tokens and scores are exactly
+    those of tokenizing the whole text."""
+    import dataclasses
+
+    from core.engine.scoring import COUNT_ALL_CHARS
+    from core.methods import default_methods, score_all
+
+    words = [f"w{i % 997} lorem{i % 13}, ipsum" for i in range(COUNT_ALL_CHARS // 10)]
+    long_text = " ".join(words)
+    assert len(long_text) > COUNT_ALL_CHARS
+    spy = CharCounter(tiny_lm.tokenizer)
+    lm = dataclasses.replace(tiny_lm, tokenizer=spy)
+    with pytest.warns(TruncationWarning, match="has about"):
+        (bounded,) = score_texts(lm, [long_text], max_tokens=300)
+    assert max(spy.chars) < 20_000  # a prefix, not the whole passage
+    full_ids = tiny_lm.tokenizer(long_text, add_special_tokens=False, return_offsets_mapping=True)
+    assert bounded.token_ids.tolist() == full_ids["input_ids"][:300]
+    assert [tuple(o) for o in bounded.offsets.tolist()] == [tuple(o) for o in full_ids["offset_mapping"][:300]]
+    true_dropped = len(full_ids["input_ids"]) - 300
+    assert not bounded.n_dropped_exact and abs(bounded.n_dropped - true_dropped) < 0.2 * true_dropped
+    # The same passage under the threshold is tokenized whole: same records and scores, exact count.
+    short_text = long_text[: COUNT_ALL_CHARS - 1]
+    with pytest.warns(TruncationWarning):
+        (whole,) = score_texts(tiny_lm, [short_text], max_tokens=300)
+    assert whole.n_dropped_exact and whole.token_ids.tolist() == bounded.token_ids.tolist()
+    np.testing.assert_array_equal(whole.logprobs, bounded.logprobs)
+    methods = default_methods()
+    assert score_all(methods, whole) == score_all(methods, bounded)
+
+
+def test_huge_passage_never_reaches_the_tokenizer_whole(tiny_lm):
+    import dataclasses
+
+    huge = "All work and no play makes Jack a dull boy. " * 230_000  # about 10 MB
+    spy = CharCounter(tiny_lm.tokenizer)
+    lm = dataclasses.replace(tiny_lm, tokenizer=spy)
+    with pytest.warns(TruncationWarning):
+        (records,) = score_texts(lm, [huge], kgram_max=0)
+    assert records.n_tokens == tiny_lm.max_context - 1
+    assert sum(spy.chars) < 50_000 and records.n_dropped > 2_000_000

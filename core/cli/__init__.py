@@ -8,6 +8,7 @@ import argparse
 import importlib
 import logging
 import sys
+from typing import NoReturn
 
 from core import __version__
 from core.errors import LeakLensError
@@ -20,11 +21,20 @@ COMMAND_MODULES = [
     "core.cli.delta_cmd",
     "core.cli.overlap_cmd",
     "core.cli.report_cmd",
+    "core.cli.dataset_inference_cmd",
 ]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the one error format of every command: a single ``error:`` line saying what to do."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m core",
         description="LeakLens: has this model seen this text before? Every dashboard task, headless.",
     )

@@ -133,11 +133,16 @@ def load_model_from_args(args: argparse.Namespace, spec: str | None = None):
     )
 
 
+def require_positive(value: int | None, flag: str, minimum: int = 1) -> None:
+    """Refuse a count option below ``minimum`` before anything is loaded (None = not given)."""
+    if value is not None and value < minimum:
+        raise LeakLensError(f"{flag} must be at least {minimum}, got {value}.")
+
+
 def limit_options(args: argparse.Namespace) -> dict[str, Any]:
     """What ``--limit`` / ``--sample`` / ``--seed`` mean, as loader keyword arguments."""
     limit = getattr(args, "limit", None)
-    if limit is not None and limit < 1:
-        raise LeakLensError(f"--limit must be at least 1, got {limit}.")
+    require_positive(limit, "--limit")
     if getattr(args, "sample", False) and limit is None:
         raise LeakLensError("--sample needs --limit N (the sample size).")
     return {"limit": limit}

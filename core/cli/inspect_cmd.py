@@ -6,7 +6,15 @@ import argparse
 import sys
 import warnings
 
-from core.cli.common import command_provenance, emit_json, load_model_from_args, model_options, output_options
+from core.cli.common import (
+    command_provenance,
+    emit_json,
+    load_model_from_args,
+    model_options,
+    output_options,
+    require_positive,
+)
+from core.data.text import check_unicode, decode_utf8
 from core.errors import InputTextError
 
 
@@ -34,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from core.methods import parse_methods
 
     text = _read_text(args)
+    require_positive(args.max_tokens, "--max-tokens")
     methods = parse_methods(args.methods)
     lm = load_model_from_args(args)
     with warnings.catch_warnings(record=True) as caught:
@@ -47,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         "device": lm.device.type,
         "n_tokens": analysis.records.n_tokens,
         "n_dropped": analysis.records.n_dropped,
+        "n_dropped_exact": analysis.records.n_dropped_exact,
         "perplexity": analysis.perplexity,
         "tokens": analysis.records.table(),
         "scores": analysis.scores,
@@ -59,23 +69,31 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read_text(args: argparse.Namespace) -> str:
+    """The passage, checked to be text before any model loads (bad bytes are named, never a TypeError)."""
     if args.text is not None:
-        return args.text
-    try:
-        if args.file == "-":
-            return sys.stdin.read()
-        with open(args.file, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise InputTextError(f"Could not read {args.file}: {exc.strerror}.") from exc
-    except UnicodeDecodeError as exc:
-        raise InputTextError(f"{args.file} is not UTF-8 text.") from exc
+        name = "--text"
+        text = check_unicode(args.text, name, "Pass UTF-8 text, or save the passage as UTF-8 and use --file.")
+    else:
+        name = "stdin (--file -)" if args.file == "-" else args.file
+        try:
+            if args.file == "-":
+                data = sys.stdin.buffer.read()
+            else:
+                with open(args.file, "rb") as handle:
+                    data = handle.read()
+        except OSError as exc:
+            raise InputTextError(f"Could not read {args.file}: {exc.strerror}. Pass an existing text file.") from exc
+        text = decode_utf8(data, name)
+    if not text.strip():
+        raise InputTextError(f"{name} is empty or whitespace only; give a passage to score.")
+    return text
 
 
 def _print_table(analysis, labels: dict[str, str], model_line: str) -> None:
     rec = analysis.records
     print(f"model: {model_line}")
-    print(f"tokens scored: {rec.n_tokens}" + (f" ({rec.n_dropped} dropped)" if rec.n_dropped else ""))
+    about = "" if rec.n_dropped_exact else "about "
+    print(f"tokens scored: {rec.n_tokens}" + (f" ({about}{rec.n_dropped} dropped)" if rec.n_dropped else ""))
     print(f"perplexity: {analysis.perplexity:.2f}\n")
     print(f"{'#':>4}  {'token':<20} {'logprob':>9} {'prob':>7} {'rank':>6}")
     for row in rec.table():

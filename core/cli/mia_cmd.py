@@ -16,6 +16,7 @@ from core.cli.common import (
     output_options,
     print_finding,
     recorded_options,
+    require_positive,
     setup_from_args,
     store_options,
 )
@@ -56,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 2:
         raise LeakLensError(f"--limit must be at least 2 (one member and one non-member), got {args.limit}.")
+    require_positive(args.max_tokens, "--max-tokens")
+    require_positive(args.batch_size, "--batch-size")
     dataset = load_labelled_dataset(
         args.dataset,
         split=args.split,

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from core.config import PROJECT_ROOT
-from core.data.tables import SkippedRow, Table, load_rows
+from core.data.tables import SkippedRow, Table, load_rows, skipped_summary
+from core.data.text import unicode_problem
 from core.errors import DataError
 from core.store.fingerprint import fingerprint_rows
 
@@ -52,9 +53,11 @@ class LabelledDataset:
     text_col: str
     label_col: str
     skipped: list[SkippedRow]
-    """Rows left out: unreadable file lines (file line numbers) and rows without usable text (row index)."""
+    """Rows left out (unreadable lines, rows without usable text), by 1-based file line (see ``SkippedRow``)."""
     fingerprint: str
     """sha256 over ids, labels and texts only, so a path and an upload of the same data match."""
+    skipped_unit: str = "lines"
+    """What ``SkippedRow.line`` counts: file ``lines`` or ``rows`` (Parquet, hub datasets)."""
 
     @property
     def n(self) -> int:
@@ -69,13 +72,8 @@ class LabelledDataset:
         return self.n - self.n_members
 
     def skipped_summary(self, limit: int = 10) -> str:
-        """e.g. '2 rows skipped (4, 9: empty text in column 'input')'; empty when nothing was skipped."""
-        if not self.skipped:
-            return ""
-        shown = ", ".join(str(s.line) for s in self.skipped[:limit])
-        more = f" and {len(self.skipped) - limit} more" if len(self.skipped) > limit else ""
-        reasons = sorted({s.reason for s in self.skipped})
-        return f"{len(self.skipped)} rows skipped ({shown}{more}: {'; '.join(reasons[:3])})"
+        """e.g. '2 rows skipped (lines 4, 9: empty text in column 'input')'; empty when nothing was skipped."""
+        return skipped_summary(self.skipped, unit=self.skipped_unit, limit=limit)
 
     def describe(self) -> str:
         return f"{self.source}: {self.n} texts ({self.n_members} members, {self.n_nonmembers} non-members)"
@@ -119,10 +117,11 @@ KNOWN_DATASETS: dict[str, KnownDataset] = _known_datasets()
 
 def detect_columns(columns: list[str]) -> tuple[str, str]:
     """(text column, label column) for the known formats and common names; DataError when unsure."""
-    return _detect_text_column(columns), _detect_label_column(columns)
+    return detect_text_column(columns), _detect_label_column(columns)
 
 
-def _detect_text_column(columns: list[str]) -> str:
+def detect_text_column(columns: list[str]) -> str:
+    """The text column among ``columns`` (known formats first, then common names); DataError when unsure."""
     found = _first_match(columns, TEXT_COLUMN_NAMES)
     if found is None:
         raise DataError(
@@ -189,7 +188,7 @@ def labelled_from_table(
     """Validate rows already read (e.g. an upload through ``core.data.tables.load_uploaded``)."""
     if not table.rows:
         raise DataError(f"{table.source} has no rows.")
-    text_col = text_col or _detect_text_column(table.columns)
+    text_col = text_col or detect_text_column(table.columns)
     label_col = label_col or _detect_label_column(table.columns)
     table.require_columns(text_col, label_col)
     if text_col == label_col:
@@ -197,26 +196,29 @@ def labelled_from_table(
 
     kept: list[int] = []
     skipped = list(table.skipped)
-    bad_labels: list[tuple[int, Any]] = []
+    bad_labels: list[tuple[str, Any]] = []
     labels: list[int] = []
     for index, row in enumerate(table.rows):
         text = row.get(text_col)
         if not isinstance(text, str):
             kind = "missing" if _is_missing(text) else f"not text ({type(text).__name__})"
-            skipped.append(SkippedRow(index, f"{kind} in column {text_col!r}"))
+            skipped.append(table.skip(index, f"{kind} in column {text_col!r}"))
             continue
         if not text.strip():
-            skipped.append(SkippedRow(index, f"empty text in column {text_col!r}"))
+            skipped.append(table.skip(index, f"empty text in column {text_col!r}"))
+            continue
+        if (problem := unicode_problem(text)) is not None:
+            skipped.append(table.skip(index, f"text in column {text_col!r} {problem}"))
             continue
         label = parse_label(row.get(label_col))
         if label is None:
-            bad_labels.append((index, row.get(label_col)))
+            bad_labels.append((table.skip(index, "").where(), row.get(label_col)))
             continue
         kept.append(index)
         labels.append(label)
 
     if bad_labels:
-        shown = ", ".join(f"row {i}: {v!r}" for i, v in bad_labels[:8])
+        shown = ", ".join(f"{table.unit[:-1]} {where}: {v!r}" for where, v in bad_labels[:8])
         more = f" and {len(bad_labels) - 8} more" if len(bad_labels) > 8 else ""
         raise DataError(
             f"Column {label_col!r} of {table.source} must hold 0 (non-member) or 1 (member); "
@@ -253,6 +255,7 @@ def labelled_from_table(
         label_col=label_col,
         skipped=skipped,
         fingerprint=fingerprint(texts, labels, ids),
+        skipped_unit=table.unit,
     )
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.data.tables import SkippedRow, Table, load_rows
+from core.data.tables import SkippedRow, Table, load_rows, skipped_summary
 from core.errors import DataError
 
 LETTERS = "ABCDEFGH"
@@ -59,7 +59,10 @@ class MCQColumns:
 
     def __post_init__(self) -> None:
         if not 2 <= len(self.options) <= len(LETTERS):
-            raise DataError(f"A question needs between 2 and {len(LETTERS)} options, got {len(self.options)}.")
+            raise DataError(
+                f"A question needs between 2 and {len(LETTERS)} option columns (--option-cols), got "
+                f"{len(self.options)}: {', '.join(repr(c) for c in self.options) or 'none'}."
+            )
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,9 @@ class MCQDataset:
     questions: tuple[MCQuestion, ...]
     source: str
     skipped: tuple[SkippedRow, ...] = field(default_factory=tuple)
+    """Rows left out, by 1-based file line (see ``SkippedRow``)."""
+    skipped_unit: str = "lines"
+    """What ``SkippedRow.line`` counts: file ``lines`` or ``rows`` (Parquet, hub datasets)."""
 
     def __len__(self) -> int:
         return len(self.questions)
@@ -76,7 +82,7 @@ class MCQDataset:
         return len(self.questions[0].options)
 
     def skipped_summary(self) -> str:
-        return Table(rows=[], columns=[], source=self.source, skipped=list(self.skipped)).skipped_summary()
+        return skipped_summary(self.skipped, unit=self.skipped_unit)
 
 
 @dataclass(frozen=True)
@@ -145,7 +151,7 @@ def questions_from_table(table: Table, *, columns: MCQColumns | None = None, lim
     questions: list[MCQuestion] = []
     skipped = list(table.skipped)
     n_options = len(columns.options)
-    for row_number, row in enumerate(table.rows):
+    for index, row in enumerate(table.rows):
         if limit is not None and len(questions) >= limit:
             break
         question = _text(row.get(columns.question))
@@ -155,20 +161,25 @@ def questions_from_table(table: Table, *, columns: MCQColumns | None = None, lim
         else:
             options = tuple(_text(row.get(c)) for c in columns.options)
         if not question:
-            skipped.append(SkippedRow(row_number, "empty question"))
+            skipped.append(table.skip(index, "empty question"))
             continue
         if use_choices and len(options) != n_options:
-            skipped.append(SkippedRow(row_number, f"needs {n_options} choices, has {len(options)}"))
+            skipped.append(table.skip(index, f"needs {n_options} choices, has {len(options)}"))
             continue
         if not all(options):
-            skipped.append(SkippedRow(row_number, "an option is empty"))
+            skipped.append(table.skip(index, "an option is empty"))
             continue
-        answer = _answer(row.get(columns.answer), n_options) if has_answer and columns.answer else None
+        try:
+            answer = _answer(row.get(columns.answer), n_options) if has_answer and columns.answer else None
+        except _AnswerError as exc:
+            skipped.append(table.skip(index, str(exc)))
+            continue
         questions.append(MCQuestion(index=len(questions), question=question, options=options, answer=answer))
     if not questions:
         reasons = "; ".join(sorted({s.reason for s in skipped})[:3]) or "no rows"
         raise DataError(f"{table.source} holds no usable multiple-choice question ({reasons}).")
-    return MCQDataset(questions=tuple(questions), source=table.source, skipped=tuple(skipped))
+    return MCQDataset(questions=tuple(questions), source=table.source, skipped=tuple(skipped),
+                      skipped_unit=table.unit)
 
 
 def _text(value: Any) -> str:
@@ -179,24 +190,38 @@ def _text(value: Any) -> str:
     return str(value).strip()
 
 
+class _AnswerError(ValueError):
+    """An answer is given but names no option: the row is skipped, never kept with its answer lost."""
+
+
 def _answer(value: Any, n_options: int) -> str | None:
-    """Normalise an answer to its letters: 2 -> "C", "b" -> "B", "A、C、D" or "A.x\\nC.y" -> "ACD"."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    """Normalise an answer to its letters: 2 -> "C", "b" -> "B", "A、C、D" or "A.x\\nC.y" -> "ACD".
+
+    None when no answer is given (an unanswered benchmark is fine); ``_AnswerError`` when one is given
+    that names no option (``E`` or ``7`` of four), so it is reported instead of silently becoming None.
+    """
+    if _text(value) == "":
         return None
+    letters = LETTERS[:n_options]
+    outside = _AnswerError(f"answer {value!r} is not one of the options ({letters[0]}-{letters[-1]} or "
+                           f"0-{n_options - 1})")
     if isinstance(value, bool):
-        return None
+        raise outside
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
         number = int(value)
-        return LETTERS[number] if 0 <= number < n_options else None
+        if not 0 <= number < n_options:
+            raise outside
+        return LETTERS[number]
     text = str(value).strip()
     if text.isdigit():
         return _answer(int(text), n_options)
-    letters = LETTERS[:n_options]
     if re.fullmatch(rf"[{letters}]+", text.upper()):  # "ACD", as write_jsonl exports multi-answers
         return "".join(sorted(set(text.upper())))
     found = re.findall(rf"(?<![A-Za-z])([{letters}{letters.lower()}])(?![A-Za-z])", text)
     unique = sorted({f.upper() for f in found})
-    return "".join(unique) or None
+    if not unique:
+        raise outside
+    return "".join(unique)
 
 
 def write_jsonl(questions: Iterable[MCQuestion], path: str | Path) -> Path:

@@ -12,7 +12,7 @@ import io
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,35 @@ LOCAL_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
 
 @dataclass(frozen=True)
 class SkippedRow:
-    """A row or line that could not be used, and why (``line`` is 1-based for files, 0-based for rows)."""
+    """A row or line that could not be used, and why.
+
+    ``line`` is the 1-based line of the file where the row starts (JSONL, CSV); for sources without lines
+    (Parquet, a JSON array, a hub dataset) it is the 1-based row number. ``row_id`` is the row's own id
+    when it has one, so a report points at the row whichever way the user looks for it.
+    """
 
     line: int
     reason: str
+    row_id: str | None = None
+
+    def where(self) -> str:
+        """e.g. ``4`` or ``4 (id q17)``."""
+        return f"{self.line} (id {self.row_id})" if self.row_id is not None else str(self.line)
+
+
+ROW_ID_COLUMNS = ("id", "ID", "Id", "uid", "sample_id", "task_id")
+"""Columns whose value names a row in skipped-row reports."""
+
+
+def skipped_summary(skipped: list[SkippedRow] | tuple[SkippedRow, ...], *, unit: str = "lines",
+                    limit: int = 10) -> str:
+    """e.g. '3 rows skipped (lines 4, 9, 12: not valid JSON)'; empty when nothing was skipped."""
+    if not skipped:
+        return ""
+    shown = ", ".join(s.where() for s in skipped[:limit])
+    more = f" and {len(skipped) - limit} more" if len(skipped) > limit else ""
+    reasons = sorted({s.reason for s in skipped})
+    return f"{len(skipped)} rows skipped ({unit} {shown}{more}: {'; '.join(reasons[:3])})"
 
 
 @dataclass(frozen=True)
@@ -39,9 +64,26 @@ class Table:
     source: str
     """Human-readable description of where the rows came from."""
     skipped: list[SkippedRow] = field(default_factory=list)
+    row_lines: list[int] = field(default_factory=list)
+    """1-based file line where each row starts (JSONL, CSV); empty for sources without lines."""
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @property
+    def unit(self) -> str:
+        """What ``SkippedRow.line`` counts in this table: file ``lines`` or ``rows``."""
+        return "lines" if self.row_lines or not self.rows else "rows"
+
+    def line_of(self, index: int) -> int:
+        """The number a user finds row ``index`` under: its file line, else its 1-based row number."""
+        return self.row_lines[index] if self.row_lines else index + 1
+
+    def skip(self, index: int, reason: str) -> SkippedRow:
+        """A report of row ``index`` being left out, numbered like every other report (see ``SkippedRow``)."""
+        row = self.rows[index]
+        row_id = next((row[c] for c in ROW_ID_COLUMNS if row.get(c) not in (None, "")), None)
+        return SkippedRow(self.line_of(index), reason, None if row_id is None else str(row_id))
 
     def require_columns(self, *names: str) -> None:
         """Raise a ``DataError`` naming the missing columns and listing the ones that exist."""
@@ -54,12 +96,7 @@ class Table:
 
     def skipped_summary(self, limit: int = 10) -> str:
         """e.g. '3 rows skipped (lines 4, 9, 12: not valid JSON)'."""
-        if not self.skipped:
-            return ""
-        shown = ", ".join(f"{s.line}" for s in self.skipped[:limit])
-        more = f" and {len(self.skipped) - limit} more" if len(self.skipped) > limit else ""
-        reasons = sorted({s.reason for s in self.skipped})
-        return f"{len(self.skipped)} rows skipped (lines {shown}{more}: {'; '.join(reasons[:3])})"
+        return skipped_summary(self.skipped, unit=self.unit, limit=limit)
 
 
 def display_name(source: str) -> str:
@@ -132,6 +169,7 @@ def _decode(data: bytes, source: str) -> str:
 
 def _read_jsonl(data: bytes, source: str, limit: int | None) -> Table:
     rows: list[dict[str, Any]] = []
+    lines: list[int] = []
     skipped: list[SkippedRow] = []
     for number, line in _numbered_lines(_decode(data, source)):
         if limit is not None and len(rows) >= limit:
@@ -147,9 +185,10 @@ def _read_jsonl(data: bytes, source: str, limit: int | None) -> Table:
             skipped.append(SkippedRow(number, "not a JSON object"))
             continue
         rows.append(value)
+        lines.append(number)
     if not rows and skipped:
         raise DataError(f"{source}: no readable line; {len(skipped)} malformed (first at line {skipped[0].line}).")
-    return Table(rows=rows, columns=_columns(rows), source=source, skipped=skipped)
+    return Table(rows=rows, columns=_columns(rows), source=source, skipped=skipped, row_lines=lines)
 
 
 def _numbered_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -181,7 +220,7 @@ def _read_json(data: bytes, source: str, limit: int | None) -> Table:
         if isinstance(item, dict):
             rows.append(item)
         else:
-            skipped.append(SkippedRow(index, "not a JSON object"))
+            skipped.append(SkippedRow(index + 1, "not a JSON object"))
     rows = rows[:limit] if limit is not None else rows
     return Table(rows=rows, columns=_columns(rows), source=source, skipped=skipped)
 
@@ -189,11 +228,37 @@ def _read_json(data: bytes, source: str, limit: int | None) -> Table:
 def _read_csv(data: bytes, source: str, limit: int | None, sep: str) -> Table:
     import pandas as pd
 
+    text = _decode(data, source)
     try:
-        frame = pd.read_csv(io.StringIO(_decode(data, source)), sep=sep, nrows=limit, dtype=object)
+        frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=limit, dtype=object)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise DataError(f"{source} could not be read as {'TSV' if sep == chr(9) else 'CSV'}: {exc}") from exc
-    return _from_frame(frame, source)
+    table = _from_frame(frame, source)
+    lines = _csv_row_lines(text, sep, len(table.rows))
+    return replace(table, row_lines=lines) if len(lines) == len(table.rows) else table
+
+
+def _csv_row_lines(text: str, sep: str, n_rows: int) -> list[int]:
+    """1-based line where each data row starts; a quoted field may span lines, so rows are not lines.
+
+    Blank lines are skipped as pandas skips them. A count that disagrees with pandas' means the two
+    parsers read the file differently: the caller then numbers rows instead of guessing lines.
+    """
+    import csv
+
+    starts: list[int] = []
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    previous = 0
+    try:
+        for record in reader:
+            start, previous = previous + 1, reader.line_num
+            if record:
+                starts.append(start)
+            if len(starts) > n_rows:
+                break
+    except csv.Error:
+        return []
+    return starts[1 : n_rows + 1]  # the first record is the header
 
 
 def _read_parquet(data: bytes, source: str, limit: int | None) -> Table:

@@ -27,7 +27,7 @@ import torch
 from core.engine.batching import length_batches
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, scored_text
 
 TOP_ALTERNATIVES = 10
 """How many of the model's most likely tokens are searched for a usable replacement."""
@@ -43,13 +43,6 @@ class WordSlot:
     end: int
     original: str
     replacement: str
-
-
-def scored_text(records: TokenRecords) -> str:
-    """The part of the passage the model actually scored (all of it unless it was truncated)."""
-    if records.n_dropped and records.n_tokens:
-        return records.text[: int(records.offsets[-1, 1])]
-    return records.text
 
 
 @torch.inference_mode()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core.data.text import check_unicode
 from core.engine.batching import length_batches
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
@@ -51,6 +52,9 @@ class TokenRecords:
     """(K, n) row k−1 = log p(x_i | start token + the k−1 tokens before x_i); None when not computed."""
     n_dropped: int = 0
     """Tokens cut from the end because the passage exceeded the context."""
+    n_dropped_exact: bool = True
+    """False when a very long passage was tokenized only as far as it could be scored: ``n_dropped`` is
+    then an estimate from its characters per token (``encode_texts``)."""
 
     @property
     def n_tokens(self) -> int:
@@ -108,6 +112,16 @@ class TokenRecords:
         return rows
 
 
+def scored_text(records: TokenRecords) -> str:
+    """The part of the passage the model actually scored (all of it unless it was truncated).
+
+    Text-level measures (zlib size, neighbour perturbations) must see exactly what the loss covers.
+    """
+    if records.n_dropped and records.n_tokens:
+        return records.text[: int(records.offsets[-1, 1])]
+    return records.text
+
+
 @dataclass(frozen=True)
 class _Encoded:
     context: list[int]
@@ -115,6 +129,7 @@ class _Encoded:
     ids: list[int]
     offsets: list[tuple[int, int]]
     n_dropped: int
+    dropped_exact: bool = True
 
 
 def score_texts(
@@ -161,6 +176,7 @@ def score_texts(
                 rank=rank,
                 kgram_logprobs=kg,
                 n_dropped=enc.n_dropped,
+                n_dropped_exact=enc.dropped_exact,
             )
         done += len(batch)
         if progress is not None:
@@ -173,34 +189,83 @@ def encode_texts(
 ) -> list[_Encoded]:
     """Tokenize passages with character offsets, validate them, and truncate to the context."""
     for row, text in enumerate(texts):
+        name = _passage_name(row, len(texts))
         if not isinstance(text, str):
-            raise InputTextError(f"Row {row} is not text (got {type(text).__name__}); nothing to score.")
+            raise InputTextError(f"{name} is not text (got {type(text).__name__}); nothing to score.")
         if not text.strip():
-            raise InputTextError(f"Row {row} is empty or whitespace only; nothing to score.")
+            raise InputTextError(f"{name} is empty or whitespace only; nothing to score.")
+        check_unicode(text, name, "Only valid UTF-8 text can be scored.")
+    if max_tokens is not None and max_tokens < 1:
+        raise InputTextError(
+            f"max_tokens (--max-tokens) must be at least 1, got {max_tokens}; nothing would be scored."
+        )
     context = [lm.start_token_id]
     if prefix:
         context += list(lm.tokenizer(prefix, add_special_tokens=False)["input_ids"])
     limit = lm.max_context - len(context)
+    if limit < 1:
+        raise InputTextError(
+            f"The prefix ({len(context) - 1} tokens) fills the model's context of {lm.max_context} tokens."
+        )
     if max_tokens is not None:
         limit = min(limit, max_tokens)
-    if limit < 1:
-        raise InputTextError(f"The prefix fills the model's context of {lm.max_context} tokens.")
     out = []
     for row, text in enumerate(texts):
-        ids, offsets = _tokenize_with_offsets(lm, text)
+        ids, offsets, total, exact = _tokenize_bounded(lm, text, limit)
         if not ids:
-            raise InputTextError(f"Row {row} produced no tokens; nothing to score.")
-        dropped = max(0, len(ids) - limit)
+            raise InputTextError(f"{_passage_name(row, len(texts))} produced no tokens; nothing to score.")
+        dropped = max(0, total - limit)
         if dropped:
+            about = "" if exact else "about "
             warnings.warn(
-                f"Row {row}: passage has {len(ids)} tokens but at most {limit} fit; the last {dropped} "
-                "tokens were dropped.",
+                f"{_passage_name(row, len(texts))} has {about}{total} tokens but at most {limit} fit; the last "
+                f"{about}{dropped} tokens were dropped.",
                 TruncationWarning,
                 stacklevel=3,
             )
             ids, offsets = ids[:limit], offsets[:limit]
-        out.append(_Encoded(context=context, ids=ids, offsets=offsets, n_dropped=dropped))
+        out.append(_Encoded(context=context, ids=ids, offsets=offsets, n_dropped=dropped, dropped_exact=exact))
     return out
+
+
+def _passage_name(row: int, n: int) -> str:
+    """How an error names a passage: a lone passage has no row number to speak of."""
+    return "The passage" if n == 1 else f"Passage {row + 1} of {n}"
+
+
+COUNT_ALL_CHARS = 100_000
+"""Passages up to this many characters are tokenized whole, so a truncated one reports exactly how many
+tokens were dropped. Longer ones are tokenized only as far as can be scored (see ``_tokenize_bounded``)."""
+CHARS_PER_TOKEN_BOUND = 8
+"""First guess of characters per token when bounding a long passage; grown when a text is denser."""
+CUT_SLACK_TOKENS = 32
+"""Tokens beyond the limit that must come out of the bounded prefix: the cut's own word lies past them,
+so it cannot change the tokens that are scored (tokenizers split text into words before merging)."""
+
+
+def _tokenize_bounded(
+    lm: LoadedModel, text: str, limit: int
+) -> tuple[list[int], list[tuple[int, int]], int, bool]:
+    """(ids, offsets, total tokens, whether the total is exact) without tokenizing what cannot be scored.
+
+    A 10 MB row tokenized whole costs gigabytes and tens of seconds for a few thousand scored tokens.
+    Beyond ``COUNT_ALL_CHARS``, only a character-bounded prefix is tokenized (grown until it yields the
+    limit plus ``CUT_SLACK_TOKENS``); the scored tokens are then exactly those of the whole text, and the
+    dropped count is estimated from the prefix's characters per token.
+    """
+    if len(text) <= COUNT_ALL_CHARS:
+        ids, offsets = _tokenize_with_offsets(lm, text)
+        return ids, offsets, len(ids), True
+    chars = (limit + CUT_SLACK_TOKENS) * CHARS_PER_TOKEN_BOUND
+    while chars < len(text):
+        ids, offsets = _tokenize_with_offsets(lm, text[:chars])
+        if len(ids) >= limit + CUT_SLACK_TOKENS:
+            scored_end = offsets[limit - 1][1]
+            estimate = limit + round((len(text) - scored_end) * limit / max(scored_end, 1))
+            return ids[:limit], offsets[:limit], max(estimate, limit + 1), False
+        chars *= 4
+    ids, offsets = _tokenize_with_offsets(lm, text)
+    return ids, offsets, len(ids), True
 
 
 def _tokenize_with_offsets(lm: LoadedModel, text: str) -> tuple[list[int], list[tuple[int, int]]]:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import stats
 
 from core.data.questions import MCQuestion, PromptLayout
@@ -23,6 +24,26 @@ from core.mcq.shuffle import all_orders, apply_permutation
 
 MAX_OPTIONS_FOR_ORDERS = 5
 """5 options already mean 120 orders per question; 6 would mean 720."""
+EXACT_PERCENTILE_CELLS = 50_000
+"""Largest n·(m − 1) for which the mean percentile's p-value is computed exactly (well under a second);
+beyond it the normal approximation is accurate to far below the precision anyone reads a p-value at."""
+
+
+def exact_percentile_p_value(percentiles: Sequence[float], n_orders: int) -> float:
+    """P(sum of n null percentiles ≥ the observed sum), each null percentile uniform on k/(m−1), k = 0..m−1.
+
+    Sums are counted in half-steps of 1/(m−1) because a tie counts half; the null distribution of the
+    sum is the n-fold convolution of the uniform distribution on 0..m−1 (in probabilities, no overflow).
+    """
+    m = n_orders
+    observed = round(sum(2 * (m - 1) * p for p in percentiles))  # in half-steps
+    step = np.full(m, 1.0 / m)
+    null = np.ones(1)
+    for _ in percentiles:
+        null = np.convolve(null, step)
+    # null[k] = P(sum of steps = k); a sum of k steps is 2k half-steps.
+    first = math.ceil(observed / 2)
+    return float(min(1.0, null[first:].sum())) if first < null.size else 0.0
 
 
 @dataclass(frozen=True)
@@ -63,12 +84,17 @@ class PermutationResult:
 
     @property
     def p_value_percentile(self) -> float:
-        """One-sided p-value of the mean percentile under "no preference" (normal approximation).
+        """One-sided p-value of the mean percentile under "no preference": exact, or normal when n is large.
 
         Without a preference the rank is uniform on 1..m (m orders), so a question's percentile
-        (m − rank)/(m − 1) has mean 1/2 and variance (m + 1) / (12 (m − 1)).
+        (m − rank)/(m − 1) is uniform on {0, 1/(m−1), ..., 1}. The normal approximation (mean 1/2,
+        variance (m + 1) / (12 (m − 1) n)) overstates significance for few questions or options (3
+        two-option questions all in their original order: 0.042 instead of the exact 0.125), so the
+        exact distribution of the sum is used whenever it is small enough to enumerate.
         """
         m, n = self.n_orders, len(self.questions)
+        if n * (m - 1) <= EXACT_PERCENTILE_CELLS:
+            return exact_percentile_p_value([q.percentile for q in self.questions], m)
         sd = math.sqrt((m + 1) / (12 * (m - 1)) / n)
         return float(stats.norm.sf((self.mean_percentile - 0.5) / sd))
 

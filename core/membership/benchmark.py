@@ -34,12 +34,15 @@ KIND = "mia"
 """Store kind of membership benchmark runs."""
 DEFAULT_BATCH_SIZE = 16
 PREVIEW_CHARS = 160
-SCORE_DEFINITIONS = 2
+SCORE_DEFINITIONS = 3
 """Part of every run key. Raised whenever a stored score would change meaning for the same method key, so
-runs stored before are never read back as if computed now (2: the adjusted slopes are negated)."""
+runs stored before are never read back as if computed now (2: the adjusted slopes are negated; 3: zlib
+compresses only the scored text of a truncated passage)."""
 OLD_DEFINITIONS_NOTE = (
-    "Stored by an earlier LeakLens: its mean- and z-adjusted slope scores have the opposite sign (their AUROC "
-    "is 1 − today's). Run the benchmark again to score it with the current definitions."
+    "Stored by an earlier LeakLens under older score definitions: before version 2 its mean- and z-adjusted "
+    "slope scores had the opposite sign (their AUROC is 1 − today's); before version 3 the zlib ratio of a "
+    "passage cut to --max-tokens or the context divided by the compressed size of the whole text, not of the "
+    "part scored. Run the benchmark again to score it with the current definitions."
 )
 
 

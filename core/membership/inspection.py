@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.data.examples import EXAMPLES
+from core.data.text import decode_utf8
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import MAX_KGRAM, TruncationWarning
@@ -86,12 +87,7 @@ def decode_text_upload(data: bytes, filename: str) -> str:
     """Text of an uploaded .txt file; a clear ``InputTextError`` for binary or non-UTF-8 files."""
     if b"\x00" in data[:4096]:
         raise InputTextError(f"{filename} looks like a binary file; upload plain UTF-8 text (.txt).")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputTextError(
-            f"{filename} is not UTF-8 text (byte {exc.start} is invalid). Save it as UTF-8 and upload it again."
-        ) from exc
+    text = decode_utf8(data, filename, "Save it as UTF-8 and upload it again.")
     if not text.strip():
         raise InputTextError(f"{filename} is empty; nothing to analyse.")
     return text

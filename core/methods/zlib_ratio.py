@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from core.engine.scoring import TokenRecords
+from core.engine.scoring import TokenRecords, scored_text
 from core.methods.base import AuxiliaryRecords, Method
 
 
@@ -24,5 +24,7 @@ class ZlibRatio(Method):
     )
 
     def score(self, records: TokenRecords, aux: AuxiliaryRecords | None = None) -> float:
+        # The compressed size of exactly the text the loss covers: a truncated passage's unscored tail
+        # would otherwise shrink the ratio towards zero.
         loss = -float(records.logprobs.mean())
-        return -loss / zlib_bytes(records.text)
+        return -loss / zlib_bytes(scored_text(records))

@@ -74,6 +74,10 @@ class StoreError(LeakLensError):
     """The results file cannot be opened or written, or a run or key is invalid."""
 
 
+class RunFinishedError(StoreError):
+    """Samples were offered to a run that is already finished (e.g. by another process computing it too)."""
+
+
 @dataclass(frozen=True)
 class SampleRow:
     """One sample's results within a run."""
@@ -244,6 +248,22 @@ class ResultStore:
         ``meta`` is stored at creation: ``dataset``, ``model`` and ``n_total`` in it are shown in run
         lists. A finished run is returned untouched, so callers read its results instead of recomputing.
         """
+        return self._open_run(kind, key, meta, take_over=True)[0]
+
+    def claim_run(
+        self, kind: str, key: Mapping[str, Any], meta: Mapping[str, Any] | None = None
+    ) -> tuple[RunInfo, bool]:
+        """Like ``get_or_create_run``, but a run another live process is computing stays its own.
+
+        Returns ``(run, claimed)``: ``claimed`` is False when the run is finished or still being computed
+        elsewhere (then the caller waits for it instead of doing the same work twice). A run whose owner
+        died or went silent (``STALE_AFTER_S``) is taken over and resumed.
+        """
+        return self._open_run(kind, key, meta, take_over=False)
+
+    def _open_run(
+        self, kind: str, key: Mapping[str, Any], meta: Mapping[str, Any] | None, *, take_over: bool
+    ) -> tuple[RunInfo, bool]:
         run_id = run_id_for(kind, key)
         meta = dict(meta or {})
         key_json = canonical_json(dict(key))
@@ -252,8 +272,12 @@ class ResultStore:
         if n_total is not None and (not isinstance(n_total, int) or n_total < 0):
             raise StoreError(f"meta['n_total'] must be a non-negative integer, got {n_total!r}.")
         now = time.time()
+        me = (socket.gethostname(), os.getpid())
+        claimed = True
         with self._connect() as conn, _transaction(conn):
-            row = conn.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            row = conn.execute(
+                "SELECT status, updated_at, owner_host, owner_pid FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
             if row is None:
                 conn.execute(
                     "INSERT INTO runs (run_id, kind, key_json, meta_json, dataset, model, n_total, status, "
@@ -269,16 +293,19 @@ class ResultStore:
                         RUNNING,
                         now,
                         now,
-                        socket.gethostname(),
-                        os.getpid(),
+                        *me,
                     ),
                 )
-            elif row[0] != FINISHED:
+            elif row[0] == FINISHED:
+                claimed = False
+            elif not take_over and (row[2], row[3]) != me and _effective_status(row[0], *row[1:], now) == RUNNING:
+                claimed = False
+            else:
                 conn.execute(
                     "UPDATE runs SET status = ?, updated_at = ?, owner_host = ?, owner_pid = ? WHERE run_id = ?",
-                    (RUNNING, now, socket.gethostname(), os.getpid(), run_id),
+                    (RUNNING, now, *me, run_id),
                 )
-        return self._require_run(run_id)
+        return self._require_run(run_id), claimed
 
     def get_run(self, run_id: str) -> RunInfo | None:
         """The run with this id, or None."""
@@ -351,7 +378,7 @@ class ResultStore:
             if status is None:
                 raise StoreError(f"No stored run with id {run_id}; create it with get_or_create_run first.")
             if status[0] == FINISHED:
-                raise StoreError(f"Run {run_id} is finished; its samples cannot change.")
+                raise RunFinishedError(f"Run {run_id} is finished; its samples cannot change.")
             start = conn.execute(
                 "SELECT COALESCE(MAX(position), -1) + 1 FROM samples WHERE run_id = ?", (run_id,)
             ).fetchone()[0]

@@ -8,14 +8,20 @@ finished run is read back instead of recomputed. A run remembers the setup it wa
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.engine.progress import ProgressCallback
 from core.errors import LeakLensError
-from core.store.results import ResultStore, RunInfo, SampleRow
+from core.store.results import ResultStore, RunFinishedError, RunInfo, SampleRow
 
+log = logging.getLogger(__name__)
+
+WAIT_POLL_S = 0.5
+"""How often a run being computed by another process is checked while waiting for it."""
 SETUP_FIELDS = ("device", "dtype", "revision")
 IDENTITY_FIELDS = ("model_identity", "reference_identity")
 """Key entries naming which weights computed a run: a run differing only there belongs to other weights."""
@@ -100,7 +106,7 @@ def run_resumable(
     meta = dict(request.meta)
     if request.setup is not None:
         meta["setup"] = dict(request.setup)
-    run = store.get_or_create_run(request.kind, request.key, meta)
+    run = _claim_or_wait(store, request, meta, total, progress)
     if run.finished:
         if progress is not None:
             progress(total, total)
@@ -113,7 +119,12 @@ def run_resumable(
     try:
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
-            store.add_samples(run.run_id, list(score_batch(batch)))
+            try:
+                store.add_samples(run.run_id, list(score_batch(batch)))
+            except RunFinishedError:
+                # Another process took the run over (it looked stalled) and finished it: its results stand.
+                finished = store.get_run(run.run_id) or run
+                return RunOutcome(finished, store.load_samples(run.run_id), 0, superseded)
             n_done += len(batch)
             if progress is not None:
                 progress(n_done, total)
@@ -123,6 +134,28 @@ def run_resumable(
         store.mark_interrupted(run.run_id)
         raise
     return RunOutcome(store.finish_run(run.run_id, summary), samples, len(todo), superseded)
+
+
+def _claim_or_wait(
+    store: ResultStore, request: RunRequest, meta: Mapping[str, Any], total: int, progress: ProgressCallback | None
+) -> RunInfo:
+    """The run, claimed by this process; while another live process computes it, wait for that one.
+
+    Two identical commands started together must not both do all the work: the second follows the
+    first's progress and reads its results back (or resumes the run if the first dies).
+    """
+    announced = False
+    while True:
+        run, claimed = store.claim_run(request.kind, request.key, meta)
+        if claimed or run.finished:
+            return run
+        if not announced:
+            log.warning("Run %s is being computed by another process; waiting for it to finish and reading its "
+                        "results back (Ctrl-C stops waiting; the other process goes on).", run.run_id)
+            announced = True
+        if progress is not None:
+            progress(run.n_done, total)
+        time.sleep(WAIT_POLL_S)
 
 
 def runs_of_other_weights(store: ResultStore, kind: str, key: Mapping[str, Any]) -> list[RunInfo]:
