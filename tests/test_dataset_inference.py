@@ -9,6 +9,7 @@ cry wolf (at most 10% of 20 random splits at alpha = 0.05). Scores are computed 
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from core.inference.statistic import dataset_inference
 from core.membership.calibration import FRESH_PASSAGES_PATH
 from core.methods import parse_methods
 from core.store.results import ResultStore
+from core.viz.report import inference_report, stored_runs_report
 
 METHODS = ["loss", "zlib", "min_k:k=20", "min_k_pp:k=20", "slope"]
 N_SEEDS = 20
@@ -94,6 +96,10 @@ def test_a_stored_run_reopens_without_the_model(models, passages, tmp_path):
     (run,) = store.list_runs(KIND)
     again = inference_from_run(store, run)
     assert again.result.to_dict() == first.result.to_dict() and again.finding == first.finding
+    # and exported from the store alone, opening with the verdict
+    html = stored_runs_report(store, [run])
+    assert html.index(escape(first.finding.headline)) < html.index("<section")
+    assert inference_report(first).count("<script") == 1 + 3  # Plotly once, then the three charts
 
 
 def test_a_date_split_set_is_confounded_not_strong(tiny_lm, tmp_path, capsys):

@@ -14,7 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.data.demo import demo_datasets, is_demo_source
-from core.data.tables import is_local_source
+from core.data.tables import display_name, is_local_source
 
 READY, UPLOAD, PATH, HUB = "Ready example", "Upload a file", "Local path", "Hub dataset id"
 UPLOAD_TYPES = ["csv", "tsv", "jsonl", "json", "parquet"]
@@ -54,11 +54,12 @@ class DatasetChoice:
 
     @property
     def brief(self) -> str:
-        """How a result names the data it was computed on (an upload by its file name)."""
+        """How a result names the data it was computed on: a file by its name (never its full path), an upload
+        as such, a hub id as it is."""
         if self.is_upload:
             return f"upload {self.source}"
         extras = [f"{name} {value}" for name, value in (("split", self.split), ("config", self.config)) if value]
-        return self.source + (f" ({', '.join(extras)})" if extras else "")
+        return display_name(self.source) + (f" ({', '.join(extras)})" if extras else "")
 
     @property
     def sources(self) -> list[str]:

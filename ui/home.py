@@ -35,7 +35,10 @@ PAGES: tuple[PageCard, ...] = (
              "them changes its accuracy."),
     PageCard("pages/5_Overlap_search.py", "Overlap search", ":material/manage_search:",
              "Find test items that appear (nearly) verbatim in a training corpus, report them and decontaminate."),
-    PageCard("pages/6_Results.py", "Results", ":material/leaderboard:",
+    PageCard("pages/6_Dataset_inference.py", "Dataset inference", ":material/fact_check:",
+             "Ask whether the model trained on a whole set of texts (a book, a benchmark, a corpus) and get a "
+             "p-value, checked against texts from the same source that it never saw."),
+    PageCard("pages/7_Results.py", "Results", ":material/leaderboard:",
              "Every method on every dataset ranked by AUROC with confidence intervals, ROC curves and export."),
 )
 

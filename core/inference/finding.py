@@ -20,7 +20,8 @@ SAME_DISTRIBUTION = ("Valid only if the validation texts come from the same dist
 
 
 def _p(value: float) -> str:
-    return f"{value:.2g}" if value >= 1e-4 else "< 0.0001"
+    """``p = 0.003``, or ``p < 0.0001`` below what a reader needs to see."""
+    return f"p = {value:.2g}" if value >= 1e-4 else "p < 0.0001"
 
 
 def inference_finding(result: InferenceResult, blind: MetricResult | None, *, suspect: str = "the suspect set",
@@ -29,7 +30,7 @@ def inference_finding(result: InferenceResult, blind: MetricResult | None, *, su
     texts = f"{result.n_suspect} + {result.n_validation} texts"
     needed = texts_needed(result.effect_size)
     evidence = [
-        f"p = {_p(result.p_value)} (twice the median of {len(result.split_p_values)} split p-values) over {texts}",
+        f"{_p(result.p_value)} (twice the median of {len(result.split_p_values)} split p-values) over {texts}",
         f"effect on held-out texts: Cohen's d = {result.effect_size:+.2f}",
     ]
     if blind is not None:
@@ -60,21 +61,21 @@ def inference_finding(result: InferenceResult, blind: MetricResult | None, *, su
         return Finding(
             level,
             f"{level.capitalize()} evidence that the model trained on {suspect}: its texts look more familiar to "
-            f"the model than the validation texts (p = {_p(result.p_value)}, {texts}).",
+            f"the model than the validation texts ({_p(result.p_value)}, {texts}).",
             tuple(evidence), tuple(caveats),
         )
     smallest = min(result.n_suspect, result.n_validation)
     if needed is not None and needed > smallest:
         return Finding(
             "inconclusive",
-            f"Inconclusive: no significant difference with {texts} (p = {_p(result.p_value)}); a difference of "
+            f"Inconclusive: no significant difference with {texts} ({_p(result.p_value)}); a difference of "
             f"this size would need about {needed} texts per set to show.",
             tuple(evidence), tuple(caveats),
         )
     return Finding(
         "none",
         f"No sign that the model trained on {suspect}: its texts look no more familiar to the model than the "
-        f"validation texts (p = {_p(result.p_value)}, {texts}).",
+        f"validation texts ({_p(result.p_value)}, {texts}).",
         tuple(evidence),
         ("No significant difference is not proof of non-use: a model that saw the texts once, long ago, may "
          "leave no measurable trace.", *caveats),

@@ -24,6 +24,8 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from core.errors import LeakLensError
+from core.inference.run import KIND as INFERENCE_KIND
+from core.inference.run import DatasetInference, inference_from_run
 from core.leakage.comparison import COMPARISON_KIND, report_from_comparison
 from core.leakage.delta import LeakageReport
 from core.leakage.finding import leakage_finding
@@ -42,6 +44,7 @@ from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
 from core.viz.banner import banner_html, finding_details_html
 from core.viz.calibration_plot import placement_strip
+from core.viz.inference_plots import detector_weights, held_out_scores, split_p_values
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
@@ -58,7 +61,7 @@ OVERLAP_TITLE = "LeakLens overlap search report"
 BEST_MATCHES = 10
 """Matches listed in an overlap report, most overlap first."""
 REPORTABLE_KINDS = {MEMBERSHIP_KIND: "membership benchmark", MCQ_KIND: "multiple-choice",
-                    COMPARISON_KIND: "loss-delta comparison"}
+                    COMPARISON_KIND: "loss-delta comparison", INFERENCE_KIND: "dataset inference"}
 """Stored run kinds a report is built from by the store alone."""
 CSV_COLUMNS = [
     "dataset",
@@ -229,6 +232,38 @@ LEAKAGE_INTRO = (
     "Δ = L_test − L_ref: mean loss on the benchmark minus mean loss on the reference problems. Below zero, the "
     "model finds the benchmark (or its style) easier than the reference; item-level claims need the membership tests."
 )
+
+
+# ---------------------------------------------------------------------------------------- dataset inference
+
+INFERENCE_TITLE = "LeakLens dataset inference report"
+INFERENCE_INTRO = (
+    "Dataset inference tests a set, not a text: a combination of every detector's score, learnt on half of each "
+    "set and tested on the other half over several random splits, gives one p-value (twice the median split "
+    "p-value). It holds only if the validation texts come from the same distribution as the suspect texts."
+)
+
+
+def inference_section(inference: DatasetInference) -> ReportSection:
+    """Held-out score distributions (the evidence), split p-values, detector weights, then each detector alone."""
+    result = inference.result
+    rows = [((row["label"], _fmt(row["auroc"]), f"{_fmt(row['ci_low'])}–{_fmt(row['ci_high'])}"), "")
+            for row in inference.scores.table_rows() if row["auroc"] is not None]
+    details = '<p class="label">Each detector alone: AUROC, suspect vs validation</p>' + _table(
+        ("detector", "AUROC", "95% CI"), rows)
+    return ReportSection(
+        heading=f"Dataset inference · {inference.suspect} vs {inference.validation} · {inference.model}",
+        finding=inference.finding,
+        figures=(held_out_scores(inference), split_p_values(inference), detector_weights(inference)),
+        meta=(f"Dataset inference · {result.n_suspect} suspect and {result.n_validation} validation texts · "
+              f"{len(result.split_p_values)} random splits (seed {result.seed}) · p = {result.p_value:.2g}"),
+        details=details,
+    )
+
+
+def inference_report(inference: DatasetInference, *, title: str = INFERENCE_TITLE) -> str:
+    """The self-contained report of one dataset-inference run."""
+    return render_report([inference_section(inference)], title=title, intro=INFERENCE_INTRO)
 
 
 # ---------------------------------------------------------------------------------------- passage inspection
@@ -484,6 +519,8 @@ def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: st
             results.append(result_from_store(store, run))
         elif run.kind == COMPARISON_KIND:
             sections.append(leakage_section(report_from_comparison(store, run)))
+        elif run.kind == INFERENCE_KIND:
+            sections.append(inference_section(inference_from_run(store, run)))
         else:
             model = str(run.meta.get("model") or run.model)
             benchmark = str(run.meta.get("dataset") or run.dataset)

@@ -30,6 +30,8 @@ def _stored_reports(tiny_lm, tmp_path) -> dict[str, str]:
     from core.data.labelled import load_labelled_dataset
     from core.data.problems import ProblemSet, builtin_problems
     from core.data.questions import load_mcq
+    from core.data.text_sets import load_text_set
+    from core.inference.run import run_dataset_inference
     from core.leakage.delta import ModelRequest
     from core.leakage.run import run_leakage_test
     from core.mcq.completion import MCQConfig
@@ -49,8 +51,13 @@ def _stored_reports(tiny_lm, tmp_path) -> dict[str, str]:
     ref = ProblemSet("fresh set", builtin_problems(limit=16).problems[8:], True)
     run_leakage_test(builtin_problems(limit=8), ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm,
                      store=store)
+    wikimia = str(DATA / "wikimia_length128.parquet")
+    run_dataset_inference(load_text_set(wikimia, where=("label", "1"), limit=40),
+                          load_text_set(wikimia, where=("label", "0"), limit=40), "tiny-random",
+                          parse_methods(["loss", "zlib", "min_k"]), n_splits=5, store=store,
+                          load_model=lambda spec: tiny_lm)
     return {kind: stored_runs_report(store, store.list_runs(kind))
-            for kind in ("mia", "mcq", "delta-comparison")}
+            for kind in ("mia", "mcq", "delta-comparison", "dataset-inference")}
 
 
 @pytest.fixture()

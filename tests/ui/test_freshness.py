@@ -84,3 +84,7 @@ def test_show_result_marks_a_result_whose_inputs_changed_until_the_button_is_pre
     app.button(key="go").click().run()
     assert [m.value for m in app.markdown] == ["result for 2"] and not app.warning
     assert app.session_state["result_inputs"][0].value == 2
+
+
+def test_a_local_file_is_named_by_its_file_name_not_its_path():
+    assert brief(DatasetChoice("/data/private/folder/books.parquet")) == "books.parquet"

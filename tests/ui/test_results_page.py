@@ -15,7 +15,7 @@ from core.methods import parse_methods
 from core.store.results import ResultStore, SampleRow
 
 REPO = Path(__file__).resolve().parents[2]
-PAGE = str(REPO / "pages" / "6_Results.py")
+PAGE = str(REPO / "pages" / "7_Results.py")
 DATA = REPO / ".." / "shared" / "data"
 
 
