@@ -6,6 +6,8 @@ import streamlit as st
 
 from core.data.tables import display_name
 from core.errors import LeakLensError
+from core.inference.run import KIND as INFERENCE_KIND
+from core.inference.run import inference_from_run
 from core.leakage.comparison import COMPARISON_KIND, report_from_comparison
 from core.leakage.finding import leakage_finding
 from core.mcq.finding import mcq_finding
@@ -16,10 +18,19 @@ from core.membership.benchmark import latest_per_dataset, stored_results
 from core.membership.finding import membership_finding
 from core.store.overview import DELTA_KIND, delta_table, kind_label, run_details, run_table
 from core.store.results import ResultStore
+from core.viz.inference_plots import detector_weights, held_out_scores
 from core.viz.leakage_plots import delta2_bars, delta_bars
 from core.viz.mcq_plots import mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
-from core.viz.report import DEFAULT_TITLE, MIXED_TITLE, build_html_report, leakage_section, mcq_section, results_csv
+from core.viz.report import (
+    DEFAULT_TITLE,
+    MIXED_TITLE,
+    build_html_report,
+    inference_section,
+    leakage_section,
+    mcq_section,
+    results_csv,
+)
 from ui.common import model_picker, page_setup
 from ui.finding import finding_banner
 
@@ -70,9 +81,11 @@ with st.expander(f"Stored runs ({len(runs)}{f', {len(unfinished)} not finished' 
 results = latest_per_dataset([r for r in stored_results(store) if r.model in chosen_models])
 mcq_runs = [r for r in runs if r.kind == MCQ_KIND and r.finished]
 comparisons = [r for r in runs if r.kind == COMPARISON_KIND and r.finished]
+inferences = [r for r in runs if r.kind == INFERENCE_KIND and r.finished]
 kinds_stored = {r.kind for r in runs}
 views = [MEMBERSHIP_KIND, *([MCQ_KIND] if MCQ_KIND in kinds_stored else []),
-         *([DELTA_KIND] if kinds_stored & {DELTA_KIND, COMPARISON_KIND} else [])]
+         *([DELTA_KIND] if kinds_stored & {DELTA_KIND, COMPARISON_KIND} else []),
+         *([INFERENCE_KIND] if inferences else [])]
 
 if len(views) > 1:
     st.subheader("Open a run")
@@ -93,6 +106,20 @@ def _stored_comparison(path: str, run_id: str, finished_at: float | None):
     """A finished loss-delta comparison's report, rebuilt from the store once per run."""
     stored = ResultStore(path)
     return report_from_comparison(stored, stored.get_run(run_id))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _stored_inference(path: str, run_id: str, finished_at: float | None):
+    """A finished dataset-inference run, recomputed from its stored scores once per run."""
+    stored = ResultStore(path)
+    return inference_from_run(stored, stored.get_run(run_id))
+
+
+def _try_inference(run):
+    try:
+        return _stored_inference(str(store.path), run.run_id, run.finished_at), None
+    except LeakLensError as exc:
+        return None, str(exc)
 
 
 def _try_comparison(run):
@@ -156,6 +183,19 @@ elif view == MCQ_KIND:
             st.dataframe(payload["summary"], hide_index=True, width="stretch", key="results_mcq_summary")
             with st.expander("Per question"):
                 st.dataframe(report.question_rows(), hide_index=True, width="stretch", key="results_mcq_questions")
+elif view == INFERENCE_KIND:
+    di_index = st.selectbox("Run", range(len(inferences)), format_func=lambda i: _delta_label(inferences[i]),
+                            key="results_inference_run")
+    inference, problem = _try_inference(inferences[di_index])
+    if inference is None:
+        st.warning(problem)
+    else:
+        finding_banner(inference.finding)
+        st.caption(f"Dataset inference · {inference.result.n_suspect} suspect and {inference.result.n_validation} "
+                   f"validation texts · {len(inference.result.split_p_values)} random splits · "
+                   f"p = {inference.result.p_value:.2g}")
+        st.plotly_chart(held_out_scores(inference), width="stretch", key="results_inference_scores")
+        st.plotly_chart(detector_weights(inference), width="stretch", key="results_inference_weights")
 else:
     if not comparisons:
         st.info("No finished loss-delta comparison matches the filter (losses stored by an older LeakLens are "
@@ -186,8 +226,10 @@ st.subheader("Export")
 # an MCQ run stored without its options (older LeakLens) opens with a note above, but has nothing to export
 exportable_mcq = [r for r in mcq_runs if _try_mcq_report(r)[0] is not None]
 exportable_delta = [r for r in comparisons if _try_comparison(r)[0] is not None]
+exportable_inference = [r for r in inferences if _try_inference(r)[0] is not None]
 options = ([("mia", i) for i in range(len(results))] + [("mcq", i) for i in range(len(exportable_mcq))]
-           + [("delta", i) for i in range(len(exportable_delta))])
+           + [("delta", i) for i in range(len(exportable_delta))]
+           + [("inference", i) for i in range(len(exportable_inference))])
 labels = column_labels(results, with_model=True) if results else []
 
 
@@ -197,6 +239,8 @@ def _export_label(i: int) -> str:
         return labels[index]
     if kind == "mcq":
         return f"Multiple choice · {_mcq_label(exportable_mcq[index])}"
+    if kind == "inference":
+        return f"Dataset inference · {_delta_label(exportable_inference[index])}"
     return f"Loss delta · {_delta_label(exportable_delta[index])}"
 
 
@@ -204,16 +248,18 @@ picked = st.multiselect(
     "Runs to export", range(len(options)), default=list(range(len(options))), format_func=_export_label,
     key="results_export_runs",
     help="The report opens with each run's finding, then its charts and tables: membership benchmark, "
-         "multiple-choice and loss-delta runs.")
+         "multiple-choice, loss-delta and dataset-inference runs.")
 chosen = [results[options[i][1]] for i in picked if options[i][0] == "mia"]
 chosen_mcq = [exportable_mcq[options[i][1]] for i in picked if options[i][0] == "mcq"]
 chosen_delta = [exportable_delta[options[i][1]] for i in picked if options[i][0] == "delta"]
+chosen_inference = [exportable_inference[options[i][1]] for i in picked if options[i][0] == "inference"]
 
 
 def _html_report() -> str:
     sections = [mcq_section(_try_mcq_report(r)[0], model=r.model, benchmark=display_name(r.dataset))
                 for r in chosen_mcq]
     sections += [leakage_section(_try_comparison(r)[0]) for r in chosen_delta]
+    sections += [inference_section(_try_inference(r)[0]) for r in chosen_inference]
     return build_html_report(chosen, title=MIXED_TITLE if sections else DEFAULT_TITLE, sections=sections)
 
 
@@ -223,7 +269,7 @@ cols[0].download_button("AUROC table (CSV)", results_csv(chosen), file_name="lea
                         help="Membership benchmark runs only.")
 cols[1].download_button("Report (self-contained HTML)", _html_report,
                         file_name="leaklens_report.html", mime="text/html", key="results_html",
-                        disabled=not (chosen or chosen_mcq or chosen_delta),
+                        disabled=not (chosen or chosen_mcq or chosen_delta or chosen_inference),
                         help="Opens in any browser without the app or a network connection.")
 with cols[2].popover("Delete a run"):
     by_id = {r.run_id: r for r in runs}

@@ -18,6 +18,7 @@ KIND_LABELS = {
     "mcq": "Multiple choice",
     "delta": "Loss delta",
     "delta-comparison": "Loss-delta comparison",
+    "dataset-inference": "Dataset inference",
     "calibration": "Calibration",
 }
 DELTA_KIND = "delta"

@@ -219,3 +219,23 @@ def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_p
     assert export.options == ["Loss delta · " + app.selectbox(key="results_delta_run").options[0]]
     html_button = [b for b in app.get("download_button") if b.proto.label.startswith("Report")][0]
     assert not html_button.proto.disabled
+
+
+def test_a_stored_dataset_inference_opens_with_its_finding_and_exports(tmp_path, monkeypatch, tiny_lm):
+    from core.data.text_sets import load_text_set
+    from core.inference.run import run_dataset_inference
+
+    path = tmp_path / "results.sqlite"
+    wikimia = str(DATA / "wikimia_length128.parquet")
+    inference = run_dataset_inference(load_text_set(wikimia, where=("label", "1"), limit=20),
+                                      load_text_set(wikimia, where=("label", "0"), limit=20), "tiny-random",
+                                      parse_methods(["loss", "zlib"]), n_splits=3, store=ResultStore(path),
+                                      load_model=lambda spec: tiny_lm)
+    app = _page(path, monkeypatch)
+    app.radio(key="results_view").set_value("dataset-inference").run()
+    assert not app.exception, app.exception
+    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    assert len(banners) == 1 and html.escape(inference.finding.headline) in banners[0]
+    _figure(app, "results_inference_scores")
+    _figure(app, "results_inference_weights")
+    assert any(o.startswith("Dataset inference · ") for o in app.multiselect(key="results_export_runs").options)
