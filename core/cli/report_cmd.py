@@ -12,11 +12,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "report",
         parents=[store_options()],
-        help="write the self-contained HTML report of stored runs (membership and multiple-choice)",
+        help="write the self-contained HTML report of stored runs (any kind of test)",
         description=(
             "Build one HTML file from runs already in the results store: each run's finding first, then its "
-            "charts and tables. Membership benchmark (mia) and multiple-choice (mcq) runs are supported; the "
-            "Results page lists run ids under 'Run details' (a unique prefix is enough). The file embeds "
+            "charts and tables. Membership benchmark (mia), multiple-choice (mcq), loss-delta comparison "
+            "(delta-comparison) and dataset-inference runs are supported; the Results page lists run ids under "
+            "'Run details' (a unique prefix is enough). The file embeds "
             "Plotly once and opens offline in any browser."
         ),
     )
