@@ -70,6 +70,14 @@ def test_long_passage_is_cut_and_reports_the_dropped_tokens(tiny_lm):
     assert found[0].n_dropped == n_tokens - 20
 
 
+def test_a_huge_passage_says_its_dropped_count_is_an_estimate(tiny_lm):
+    (exact,) = inspect_passages(tiny_lm, [("A", GETTYSBURG.text)], max_tokens=20, with_kgrams=False)
+    assert exact.n_dropped_text == f"{exact.n_dropped:,}"
+    (huge,) = inspect_passages(tiny_lm, [("B", "word " * 40_000)], max_tokens=20, with_kgrams=False)
+    assert not huge.analysis.records.n_dropped_exact  # only the start was tokenized
+    assert huge.n_dropped_text == f"about {huge.n_dropped:,}" and huge.n_dropped > 30_000
+
+
 @pytest.mark.parametrize("text", ["", "   \n\t"])
 def test_empty_passage_names_it(tiny_lm, text):
     with pytest.raises(InputTextError, match="Passage B is empty"):

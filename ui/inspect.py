@@ -209,7 +209,7 @@ def render_truncation(result: InspectResult) -> None:
             kept = passage.analysis.records.n_tokens
             st.warning(
                 f"{passage.name} is long: only its first {kept:,} tokens were scored; the last "
-                f"{passage.n_dropped:,} tokens were dropped (shown greyed in the heatmap). "
+                f"{passage.n_dropped_text} tokens were dropped (shown greyed in the heatmap). "
                 "Raise the limit under *Options* to score more."
             )
 

@@ -33,6 +33,12 @@ class InspectedPassage:
     def n_dropped(self) -> int:
         return self.analysis.records.n_dropped
 
+    @property
+    def n_dropped_text(self) -> str:
+        """The dropped-token count as a reader should take it: "about" when only estimated (a huge passage)."""
+        records = self.analysis.records
+        return f"{'' if records.n_dropped_exact else 'about '}{records.n_dropped:,}"
+
 
 def inspect_passages(
     lm: LoadedModel,

@@ -300,7 +300,7 @@ def passage_section(passage: InspectedPassage, placement: PassagePlacement, *, m
     ]
     if passage.n_dropped:
         details.insert(0, f'<p class="note">Only the first {records.n_tokens} tokens were scored; '
-                          f"{passage.n_dropped} more were left out.</p>")
+                          f"{passage.n_dropped_text} more were left out.</p>")
     return ReportSection(
         heading=f"Passage inspection · {passage.name} · {model}",
         finding=placement_finding(placement),
