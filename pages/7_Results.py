@@ -93,52 +93,26 @@ view = st.radio("Test", views, format_func=kind_label, horizontal=True, key="res
                 label_visibility="collapsed") if len(views) > 1 else views[0]
 
 
-def _mcq_label(run) -> str:
+def _run_label(run) -> str:
     return f"{display_name(run.dataset)} · {run.model} · {run.timestamp('finished_at')}"
 
 
-def _delta_label(run) -> str:
-    return f"{run.dataset} · {run.model} · {run.timestamp('finished_at')}"
+# How each kind of finished run is rebuilt from the store alone (no model, no data files).
+REBUILD = {MCQ_KIND: mcq_report_from_run, COMPARISON_KIND: report_from_comparison, INFERENCE_KIND: inference_from_run}
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _stored_comparison(path: str, run_id: str, finished_at: float | None):
-    """A finished loss-delta comparison's report, rebuilt from the store once per run."""
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _stored_result(path: str, run_id: str, finished_at: float | None):
+    """A finished run's result, rebuilt once per run (finished runs never change)."""
     stored = ResultStore(path)
-    return report_from_comparison(stored, stored.get_run(run_id))
+    run = stored.get_run(run_id)
+    return REBUILD[run.kind](stored, run)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _stored_inference(path: str, run_id: str, finished_at: float | None):
-    """A finished dataset-inference run, recomputed from its stored scores once per run."""
-    stored = ResultStore(path)
-    return inference_from_run(stored, stored.get_run(run_id))
-
-
-def _try_inference(run):
+def _try_open(run):
+    """(result, None), or (None, why it cannot be opened) for a run stored by an older LeakLens."""
     try:
-        return _stored_inference(str(store.path), run.run_id, run.finished_at), None
-    except LeakLensError as exc:
-        return None, str(exc)
-
-
-def _try_comparison(run):
-    try:
-        return _stored_comparison(str(store.path), run.run_id, run.finished_at), None
-    except LeakLensError as exc:
-        return None, str(exc)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _stored_mcq_report(path: str, run_id: str, finished_at: float | None):
-    """A finished MCQ run's report, rebuilt from the store once per run (finished runs never change)."""
-    stored = ResultStore(path)
-    return mcq_report_from_run(stored, stored.get_run(run_id))
-
-
-def _try_mcq_report(run):
-    try:
-        return _stored_mcq_report(str(store.path), run.run_id, run.finished_at), None
+        return _stored_result(str(store.path), run.run_id, run.finished_at), None
     except LeakLensError as exc:
         return None, str(exc)
 
@@ -165,10 +139,10 @@ elif view == MCQ_KIND:
     if not mcq_runs:
         st.info("No finished multiple-choice run matches the filter.")
     else:
-        mcq_index = st.selectbox("Run", range(len(mcq_runs)), format_func=lambda i: _mcq_label(mcq_runs[i]),
+        mcq_index = st.selectbox("Run", range(len(mcq_runs)), format_func=lambda i: _run_label(mcq_runs[i]),
                                  key="results_mcq_run")
         picked_run = mcq_runs[mcq_index]
-        report, problem = _try_mcq_report(picked_run)
+        report, problem = _try_open(picked_run)
         if report is None:
             st.warning(problem)
         else:
@@ -184,9 +158,9 @@ elif view == MCQ_KIND:
             with st.expander("Per question"):
                 st.dataframe(report.question_rows(), hide_index=True, width="stretch", key="results_mcq_questions")
 elif view == INFERENCE_KIND:
-    di_index = st.selectbox("Run", range(len(inferences)), format_func=lambda i: _delta_label(inferences[i]),
+    di_index = st.selectbox("Run", range(len(inferences)), format_func=lambda i: _run_label(inferences[i]),
                             key="results_inference_run")
-    inference, problem = _try_inference(inferences[di_index])
+    inference, problem = _try_open(inferences[di_index])
     if inference is None:
         st.warning(problem)
     else:
@@ -203,8 +177,8 @@ else:
                 "`python -m core delta ...`); the stored losses below are reused, so no model scores a set twice.")
     else:
         delta_index = st.selectbox("Comparison", range(len(comparisons)),
-                                   format_func=lambda i: _delta_label(comparisons[i]), key="results_delta_run")
-        leakage, problem = _try_comparison(comparisons[delta_index])
+                                   format_func=lambda i: _run_label(comparisons[i]), key="results_delta_run")
+        leakage, problem = _try_open(comparisons[delta_index])
         if leakage is None:
             st.warning(problem)
         else:
@@ -224,9 +198,9 @@ else:
 
 st.subheader("Export")
 # an MCQ run stored without its options (older LeakLens) opens with a note above, but has nothing to export
-exportable_mcq = [r for r in mcq_runs if _try_mcq_report(r)[0] is not None]
-exportable_delta = [r for r in comparisons if _try_comparison(r)[0] is not None]
-exportable_inference = [r for r in inferences if _try_inference(r)[0] is not None]
+exportable_mcq = [r for r in mcq_runs if _try_open(r)[0] is not None]
+exportable_delta = [r for r in comparisons if _try_open(r)[0] is not None]
+exportable_inference = [r for r in inferences if _try_open(r)[0] is not None]
 options = ([("mia", i) for i in range(len(results))] + [("mcq", i) for i in range(len(exportable_mcq))]
            + [("delta", i) for i in range(len(exportable_delta))]
            + [("inference", i) for i in range(len(exportable_inference))])
@@ -238,10 +212,10 @@ def _export_label(i: int) -> str:
     if kind == "mia":
         return labels[index]
     if kind == "mcq":
-        return f"Multiple choice · {_mcq_label(exportable_mcq[index])}"
+        return f"Multiple choice · {_run_label(exportable_mcq[index])}"
     if kind == "inference":
-        return f"Dataset inference · {_delta_label(exportable_inference[index])}"
-    return f"Loss delta · {_delta_label(exportable_delta[index])}"
+        return f"Dataset inference · {_run_label(exportable_inference[index])}"
+    return f"Loss delta · {_run_label(exportable_delta[index])}"
 
 
 picked = st.multiselect(
@@ -256,10 +230,10 @@ chosen_inference = [exportable_inference[options[i][1]] for i in picked if optio
 
 
 def _html_report() -> str:
-    sections = [mcq_section(_try_mcq_report(r)[0], model=r.model, benchmark=display_name(r.dataset))
+    sections = [mcq_section(_try_open(r)[0], model=r.model, benchmark=display_name(r.dataset))
                 for r in chosen_mcq]
-    sections += [leakage_section(_try_comparison(r)[0]) for r in chosen_delta]
-    sections += [inference_section(_try_inference(r)[0]) for r in chosen_inference]
+    sections += [leakage_section(_try_open(r)[0]) for r in chosen_delta]
+    sections += [inference_section(_try_open(r)[0]) for r in chosen_inference]
     return build_html_report(chosen, title=MIXED_TITLE if sections else DEFAULT_TITLE, sections=sections)
 
 
