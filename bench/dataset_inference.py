@@ -1,7 +1,7 @@
 """Dataset inference on ground truth with the bundled SmolLM2: a model we fine-tune on half of our passages.
 
 LeakLens's 72 calibration passages were written for the project, so no released model has seen them. The
-bundled SmolLM2 is fine-tuned for a few full-batch steps on every other passage (the "trained half"); the
+bundled SmolLM2 is fine-tuned for a few epochs on every other passage (the "trained half"); the
 rest stay unseen. Reported side by side, from one run:
 
 - dataset inference, trained half (suspect) vs unseen half (validation): the fine-tuned model, and the
@@ -9,7 +9,7 @@ rest stay unseen. Reported side by side, from one run:
 - false positives: dataset inference on random halves of texts neither model trained on, over many seeds;
 - every per-text detector's AUROC (trained vs unseen, fine-tuned model) and the blind baseline.
 
-Usage: .venv/bin/python bench/dataset_inference.py [--steps 6] [--lr 3e-4] [--splits 10] [--seeds 20]
+Usage: .venv/bin/python bench/dataset_inference.py [--epochs 3] [--batch-size 4] [--lr 1e-4] [--splits 10]
 Results go to bench/results/dataset_inference-<timestamp>.json.
 """
 
@@ -75,8 +75,9 @@ def summary_of(inference: DatasetInference) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--model", default="smollm2-135m")
-    parser.add_argument("--steps", type=int, default=6, help="full-batch fine-tuning steps on the trained half")
-    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--epochs", type=int, default=3, help="passes of fine-tuning over the trained half")
+    parser.add_argument("--batch-size", type=int, default=4, help="texts per optimizer step")
+    parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--splits", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=20, help="random splits for the false-positive rate")
     args = parser.parse_args()
@@ -86,11 +87,11 @@ def main() -> None:
     base = load_model(args.model)
     started = time.perf_counter()
     tuned_model = copy.deepcopy(base.model)
-    final_loss = fine_tune(tuned_model, base.tokenizer, base.start_token_id, trained.texts, steps=args.steps,
-                           lr=args.lr)
+    final_loss = fine_tune(tuned_model, base.tokenizer, base.start_token_id, trained.texts, steps=args.epochs,
+                           lr=args.lr, batch_size=args.batch_size)
     train_s = time.perf_counter() - started
     tuned = wrap_model(tuned_model, base.tokenizer, spec=args.model, start_token_id=base.start_token_id)
-    print(f"fine-tuned {args.steps} steps in {train_s:.0f} s (last loss {final_loss:.3f})")
+    print(f"fine-tuned {args.epochs} epochs in {train_s:.0f} s (last loss {final_loss:.3f})")
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, lm in (("fine-tuned", tuned), ("untrained", base)):
@@ -110,7 +111,8 @@ def main() -> None:
         "machine": info,
         "model": args.model,
         "passages": {"trained": len(trained), "unseen": len(unseen)},
-        "fine_tuning": {"steps": args.steps, "lr": args.lr, "last_loss": final_loss, "seconds": train_s},
+        "fine_tuning": {"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
+                        "last_loss": final_loss, "seconds": train_s},
         "splits": args.splits,
         "summary": {
             "fine_tuned": summary_of(runs["fine-tuned"]),
