@@ -1,13 +1,18 @@
-"""Overlap search benchmark: both backends on a synthetic corpus with planted copies.
+"""Overlap search benchmark: the embedded index and both Elasticsearch paths on a synthetic corpus with
+planted copies, side by side in one run.
 
 100k training documents of random words; 1k test instances, of which some are copied verbatim into
 training documents and some copied with every 12th word replaced (near-copies). Measures indexing and
 search speed per backend, recall of the planted copies, and agreement of the n-gram scores with a
-brute-force computation (a sample of test instances against every document).
+brute-force computation (a sample of test instances against every document). Elasticsearch runs twice on
+the same server: the n-gram keyword path (one query per test instance over the ``grams`` field), and the
+previous path, one ``match_phrase`` query per n-gram, which is what an index without ``grams`` (built before
+that field existed) still gets.
 
-Usage: .venv/bin/python bench/overlap.py [--docs 100000] [--tests 1000] [--es-url URL | --no-es]
+Usage: .venv/bin/python bench/overlap.py [--docs 100000] [--tests 1000] [--es-url URL | --no-es] [--no-previous]
 Without --es-url (or ES_URL) it starts the local server with scripts/es_start.sh and stops it after.
-Results go to bench/results/overlap-<timestamp>.json.
+Results go to bench/results/overlap-<timestamp>.json; its ``summary`` holds ``es_vs_embedded_search`` (ratio
+of instances/s), ``identical_scores`` (every instance's score equal on both backends) and the recalls.
 """
 
 from __future__ import annotations
@@ -27,12 +32,25 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from core.overlap.backends import get_backend  # noqa: E402
+from core.overlap.backends.elastic import ElasticsearchBackend  # noqa: E402
 from core.overlap.indexing import build_index  # noqa: E402
 from core.overlap.matching import SearchSettings, ngram_coverage, search  # noqa: E402
 from core.overlap.sources import TrainingSource, load_eval_set  # noqa: E402
 from core.overlap.tokenize import word_tokens  # noqa: E402
 
 NGRAM = 8
+
+
+class PreviousElasticsearch(ElasticsearchBackend):
+    """The Elasticsearch path before n-gram keywords: documents are indexed without ``grams`` and the
+    index's ``_meta`` has no n-gram size, so every search takes the ``match_phrase`` fallback that indexes
+    built before the field existed still get."""
+
+    def create(self, name, index_type, **kwargs):
+        writer = super().create(name, index_type, **kwargs)
+        writer.ngram_size = sys.maxsize  # no document is that long: none gets n-gram keywords
+        writer.meta["leaklens"]["ngram_size"] = None
+        return writer
 
 
 def make_corpus(folder: Path, n_docs: int, n_tests: int, seed: int = 0) -> dict:
@@ -60,6 +78,13 @@ def make_corpus(folder: Path, n_docs: int, n_tests: int, seed: int = 0) -> dict:
     with (folder / "test.jsonl").open("w") as f:
         for i, t in enumerate(tests):
             f.write(json.dumps({"id": str(i), "question": t}) + "\n")
+    # Other instances of the same shape, searched first: a server's first queries after start-up run slower
+    # (JIT, caches) and repeating the measured ones would let a query cache answer them.
+    warm = random.Random(seed + 1)
+    with (folder / "warmup.jsonl").open("w") as f:
+        for i in range(n_tests):
+            text = " ".join(warm.choices(vocab, k=warm.randint(12, 40)))
+            f.write(json.dumps({"id": str(i), "question": text}) + "\n")
     return {"exact": exact, "near": near, "planted": planted, "docs": docs, "tests": tests}
 
 
@@ -81,14 +106,20 @@ def brute_force(sample: list[int], corpus: dict) -> dict[str, float]:
 
 
 def run_backend(backend, folder: Path, corpus: dict, brute: dict[str, float]) -> dict:
+    """Index the training file, search every test instance, and measure both against the planted copies."""
     source = TrainingSource(str(folder / "train.jsonl"), name="train", text_field="text")
     start = time.perf_counter()
     build_index(backend, "bench", [source], overwrite=True)
     index_s = time.perf_counter() - start
     info = backend.info("bench")
     tests = load_eval_set(str(folder / "test.jsonl"), "question", name="test", id_field="id")
+    warmup = load_eval_set(str(folder / "warmup.jsonl"), "question", name="warmup", id_field="id")
+    settings = SearchSettings(mode="ngram", ngram_size=NGRAM, search_size=100)
     start = time.perf_counter()
-    matches = search(backend, ["bench"], [tests], SearchSettings(mode="ngram", ngram_size=NGRAM, search_size=100))
+    search(backend, ["bench"], [warmup], settings)
+    warmup_s = time.perf_counter() - start
+    start = time.perf_counter()
+    matches = search(backend, ["bench"], [tests], settings)
     search_s = time.perf_counter() - start
     by_id = {m.test_id: m for m in matches}
     exact_found = sum(by_id[str(t)].value == 1.0 for t in corpus["exact"])
@@ -102,11 +133,44 @@ def run_backend(backend, folder: Path, corpus: dict, brute: dict[str, float]) ->
         "index_size_mb": round(info.size_bytes / 2**20, 1),
         "search_seconds": round(search_s, 2),
         "tests_per_second": round(len(tests) / search_s, 1),
+        "warmup_tests_per_second": round(len(warmup) / warmup_s, 1),
         "exact_copy_recall": exact_found / len(corpus["exact"]),
         "near_copy_recall_at_0.5": near_found / len(corpus["near"]),
         "brute_force_agreement": f"{agree}/{len(brute)}",
         "values": {m.test_id: m.value for m in matches},
     }
+
+
+def _shown(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "values"}
+
+
+def summary(results: dict) -> dict:
+    """The headline numbers: Elasticsearch's n-gram search speed against the embedded index's, whether
+    every score agrees (also for the previous path), and the recall of planted copies."""
+    embedded, es = results["embedded"], results["elasticsearch"]
+    previous = results.get("elasticsearch_previous")
+
+    def same(other: dict) -> int:
+        return sum(abs(other["values"][k] - v) < 1e-9 for k, v in embedded["values"].items())
+
+    out = {
+        "es_vs_embedded_search": round(es["tests_per_second"] / embedded["tests_per_second"], 3),
+        "es_vs_embedded_first_search": round(
+            es["warmup_tests_per_second"] / embedded["warmup_tests_per_second"], 3
+        ),
+        "identical_scores": same(es) == len(embedded["values"]),
+        "identical_scores_count": f"{same(es)}/{len(embedded['values'])}",
+        "es_exact_copy_recall": es["exact_copy_recall"],
+        "es_near_copy_recall_at_0.5": es["near_copy_recall_at_0.5"],
+        "embedded_exact_copy_recall": embedded["exact_copy_recall"],
+        "embedded_near_copy_recall_at_0.5": embedded["near_copy_recall_at_0.5"],
+    }
+    if previous:
+        out["previous_es_vs_embedded_search"] = round(previous["tests_per_second"] / embedded["tests_per_second"], 4)
+        out["es_speedup_vs_previous_es"] = round(es["tests_per_second"] / previous["tests_per_second"], 1)
+        out["previous_identical_scores"] = same(previous) == len(embedded["values"])
+    return out
 
 
 def main() -> int:
@@ -116,9 +180,10 @@ def main() -> int:
     parser.add_argument("--brute-sample", type=int, default=200)
     parser.add_argument("--es-url", default=os.environ.get("ES_URL"))
     parser.add_argument("--no-es", action="store_true")
+    parser.add_argument("--no-previous", action="store_true", help="skip the previous Elasticsearch path")
     args = parser.parse_args()
     results: dict = {"docs": args.docs, "tests": args.tests, "ngram_size": NGRAM, "machine": platform.platform(),
-                     "cpus": os.cpu_count()}
+                     "cpus": os.cpu_count(), "gpu": None}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         corpus = make_corpus(folder, args.docs, args.tests)
@@ -140,15 +205,20 @@ def main() -> int:
                 values = dict(line.split("=", 1) for line in started.stdout.split() if "=" in line)
                 url, workdir = values["ES_URL"], values["ES_WORKDIR"]
             try:
-                results["elasticsearch"] = run_backend(get_backend("elasticsearch", es_url=url), folder, corpus, brute)
+                backend = get_backend("elasticsearch", es_url=url)
+                results["elasticsearch_version"] = backend.version
+                results["elasticsearch"] = run_backend(backend, folder, corpus, brute)
+                print("elasticsearch", _shown(results["elasticsearch"]), flush=True)
+                if not args.no_previous:
+                    previous = PreviousElasticsearch(url)
+                    results["elasticsearch_previous"] = run_backend(previous, folder, corpus, brute)
+                    print("elasticsearch (previous path)", _shown(results["elasticsearch_previous"]), flush=True)
             finally:
                 if workdir:
                     subprocess.run(["bash", str(REPO / "scripts" / "es_stop.sh"), workdir], timeout=120)
-            es_vals, emb_vals = results["elasticsearch"].pop("values"), results["embedded"]["values"]
-            same = sum(abs(es_vals[k] - emb_vals[k]) < 1e-9 for k in emb_vals)
-            results["backends_identical_scores"] = f"{same}/{len(emb_vals)}"
-            print("elasticsearch", results["elasticsearch"], flush=True)
-        results["embedded"].pop("values")
+            results["summary"] = summary(results)
+        for key in ("embedded", "elasticsearch", "elasticsearch_previous"):
+            results.get(key, {}).pop("values", None)
     out = REPO / "bench" / "results" / f"overlap-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))

@@ -4,7 +4,6 @@ contamination and download decontaminated training files."""
 from __future__ import annotations
 
 import os
-import tempfile
 
 import streamlit as st
 
@@ -12,7 +11,7 @@ from core.errors import DataError, LeakLensError
 from core.overlap.backends import get_backend
 from core.overlap.indexing import DEFAULT_NGRAM_SIZE, build_index
 from core.overlap.matching import DEFAULT_SEARCH_SIZE, SearchSettings
-from core.overlap.run import run_search
+from core.overlap.run import results_dir, run_search
 from core.overlap.sources import keep_upload, load_eval_set, training_sources
 from ui.common import model_picker, page_setup, streamlit_progress
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples
@@ -33,10 +32,17 @@ st.caption(
 
 with st.sidebar:
     backend_kind = st.radio("Backend", ["embedded", "elasticsearch"], key="overlap_backend", horizontal=True)
-    es_url = ""
+    es_url, es_ca_certs, es_verify = "", "", True
     if backend_kind == "elasticsearch":
         es_url = st.text_input("Elasticsearch URL", value=os.environ.get("ES_URL", ""), key="overlap_es_url",
                                help="Credentials come from ELASTIC_USER / ELASTIC_PASSWORD or ELASTIC_API_KEY.")
+        es_ca_certs = st.text_input("CA certificate (HTTPS clusters)", value=os.environ.get("ELASTIC_CA_CERTS", ""),
+                                    key="overlap_es_ca_certs",
+                                    help="PEM file of the CA that signed the cluster's certificate; ES 8+ writes it "
+                                         "to config/certs/http_ca.crt.")
+        es_verify = st.checkbox("Verify the TLS certificate", value=True, key="overlap_es_verify",
+                                help="Turn off only on a network you trust: without it anyone on the path can read "
+                                     "and change the traffic.")
 
 
 def _datasets(choice: DatasetChoice | None) -> list[str]:
@@ -50,7 +56,10 @@ tab_indexes, tab_search = st.tabs(["Indexes", "Search"])
 
 with tab_indexes:
     try:
-        backend = get_backend(backend_kind, es_url=es_url or None)
+        backend = get_backend(backend_kind, es_url=es_url or None, es_ca_certs=es_ca_certs or None,
+                              es_verify_certs=es_verify)
+        if getattr(backend, "tls_warning", None):
+            st.warning(backend.tls_warning)
         infos = backend.list()
     except LeakLensError as exc:
         st.error(str(exc))
@@ -75,7 +84,7 @@ with tab_indexes:
             col5, col6, col7 = st.columns(3)
             index_type = col5.selectbox("Index type", ["text", "vector"], key="overlap_index_type")
             model = col6.text_input("Embedding model (vector)", value="all-MiniLM-L6-v2", key="overlap_model")
-            ngram_size = col7.number_input("n-gram size (embedded text)", 1, 64, DEFAULT_NGRAM_SIZE,
+            ngram_size = col7.number_input("n-gram size (text)", 1, 64, DEFAULT_NGRAM_SIZE,
                                            key="overlap_build_ngram")
             overwrite = st.checkbox("Replace an index of the same name", key="overlap_overwrite")
             build = st.form_submit_button("Build index", type="primary")
@@ -148,7 +157,7 @@ with tab_search:
             test_set = load_eval_set(test.source, field.strip() or None, id_field=id_field.strip() or None,
                                      split=test.split, config=test.config, data=test.data)
             keep_result(RESULT_KEY, run_search(
-                backend, chosen, [test_set], settings, tempfile.mkdtemp(prefix="leaklens-overlap-"), clean=clean,
+                backend, chosen, [test_set], settings, results_dir(), clean=clean,
                 progress=streamlit_progress("Searching test instances")), inputs)
         except LeakLensError as exc:
             st.error(str(exc))

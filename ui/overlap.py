@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from pathlib import Path
 
 import streamlit as st
 
@@ -38,7 +39,8 @@ def warn_skipped(name: str, skipped: Sequence[SkippedRow]) -> None:
 def index_table(infos: Sequence[IndexInfo]) -> None:
     st.dataframe(
         [
-            {"name": i.name, "type": i.index_type, "documents": i.n_docs,
+            {"name": i.name, "status": "ready" if i.complete else "incomplete: rebuild it",
+             "type": i.index_type, "documents": i.n_docs,
              "size (MiB)": round(i.size_bytes / 2**20, 3),
              "training sets": ", ".join(f"{d} ({n})" for d, n in i.datasets.items()),
              "model": i.model or ""}
@@ -67,6 +69,14 @@ def score_text(match: Match) -> str:
     return f"score {match.score:.3f} (overlap {match.value:.3f} before the match threshold)"
 
 
+def _download(where, path: Path, key: str) -> None:
+    """A download button for a result file, or a note once the cache clean-up removed it."""
+    if path.is_file():
+        where.download_button(f"⬇ {path.name}", path.read_bytes(), file_name=path.name, key=key)
+    else:
+        where.caption(f"{path.name} was removed by the cache clean-up: search again to get it.")
+
+
 def search_results(outcome: SearchOutcome) -> None:
     """Heatmap, report table, downloads, decontaminated files and the best matches side by side."""
     report = outcome.report
@@ -86,11 +96,11 @@ def search_results(outcome: SearchOutcome) -> None:
     )
     cols = st.columns(4)
     for i, path in enumerate(outcome.paths):
-        cols[i % 4].download_button(f"⬇ {path.name}", path.read_bytes(), file_name=path.name, key=f"overlap_dl_{i}")
+        _download(cols[i % 4], path, f"overlap_dl_{i}")
     for i, c in enumerate(outcome.cleaned):
         note = "" if c.still_matching is None else f"; re-check: {c.still_matching} instances still match"
         st.write(f"**{c.dataset}**: removed {c.n_removed} of {c.n_rows} rows{note}")
-        st.download_button(f"⬇ {c.path.name}", c.path.read_bytes(), file_name=c.path.name, key=f"overlap_clean_{i}")
+        _download(st, c.path, f"overlap_clean_{i}")
 
     st.subheader("Instances by score")
     shown = outcome.best(MAX_SHOWN)

@@ -43,7 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                default="content")
     index.add_argument("--index-type", choices=["text", "vector"], default="text")
     index.add_argument("--model", help="sentence-transformers model for vector indexes (default all-MiniLM-L6-v2)")
-    index.add_argument("--ngram-size", type=int, default=8, help="embedded text index n-gram size (default 8)")
+    index.add_argument("--ngram-size", type=int, default=8,
+                       help="n-gram size a text index stores (default 8); searches of other sizes are slower on "
+                            "Elasticsearch and refused below it by the embedded index")
     index.add_argument("--overwrite", action="store_true", help="replace an existing index of that name")
     index.set_defaults(func=run_index)
 
@@ -62,9 +64,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--mode", choices=["ngram", "exact", "vector"], default="ngram")
     search.add_argument("--ngram-size", type=int, default=8)
     search.add_argument("--match-threshold", type=float, help="score 1/0 at this value; also the removal threshold")
-    search.add_argument("--search-size", type=int, default=100, help="Elasticsearch candidates per query (default 100)")
+    search.add_argument("--search-size", type=int, default=100,
+                        help="Elasticsearch: at most this many candidate documents per test instance (per n-gram "
+                             "when --ngram-size differs from the index's) and training set (default 100)")
     search.add_argument("--output-dir", required=True, help="where the per-instance JSONL and the report go")
-    search.add_argument("--decontaminate", action="store_true", help="also write cleaned training JSONL files")
+    search.add_argument("--decontaminate", action="store_true",
+                        help="also write each training set without its matched rows (JSONL files: every other line "
+                             "byte for byte)")
+    search.add_argument("--drop-malformed", action="store_true",
+                        help="with --decontaminate: also leave out unreadable lines, and list them")
     search.set_defaults(func=run_search)
 
     listing = actions.add_parser("list", parents=[_backend_options(), output_options()], help="list indexes",
@@ -83,13 +91,19 @@ def _backend_options() -> argparse.ArgumentParser:
     group.add_argument("--backend", choices=["embedded", "elasticsearch"], default="embedded")
     group.add_argument("--index-dir", help="embedded index directory (default <cache>/indexes)")
     group.add_argument("--es-url", help="Elasticsearch URL (default $ES_URL; credentials from ELASTIC_PASSWORD)")
+    group.add_argument("--es-ca-certs", metavar="PEM",
+                       help="CA certificate of an HTTPS cluster (default $ELASTIC_CA_CERTS; ES 8+ writes it to "
+                            "config/certs/http_ca.crt)")
+    group.add_argument("--es-no-verify-certs", action="store_true",
+                       help="do not verify the cluster's TLS certificate (insecure: prints a warning)")
     return parent
 
 
 def _backend(args: argparse.Namespace):
     from core.overlap.backends import get_backend
 
-    return get_backend(args.backend, root=args.index_dir, es_url=args.es_url)
+    return get_backend(args.backend, root=args.index_dir, es_url=args.es_url, es_ca_certs=args.es_ca_certs,
+                       es_verify_certs=not args.es_no_verify_certs)
 
 
 def run_index(args: argparse.Namespace) -> int:
@@ -150,7 +164,7 @@ def run_search(args: argparse.Namespace) -> int:
     backend = _backend(args)
     with tqdm_progress("searching", unit="instance") as progress:
         outcome = search_and_write(backend, names, test_sets, settings, args.output_dir, clean=args.decontaminate,
-                                   progress=progress)
+                                   drop_malformed=args.drop_malformed, progress=progress)
     report, paths, cleaned_files = outcome.report, outcome.paths, outcome.cleaned
     finding = overlap_finding(report)
     document = {
@@ -168,7 +182,7 @@ def run_search(args: argparse.Namespace) -> int:
         "files": [str(path) for path in paths],
         "decontaminated": [
             {"dataset": c.dataset, "removed": c.n_removed, "rows": c.n_rows, "path": str(c.path),
-             "still_matching": c.still_matching}
+             "still_matching": c.still_matching, "dropped_lines": c.dropped_lines}
             for c in cleaned_files
         ],
         "provenance": command_provenance(args, "overlap search", uses_model=False),
@@ -183,6 +197,8 @@ def run_search(args: argparse.Namespace) -> int:
         line = f"{cleaned.dataset}: removed {cleaned.n_removed} of {cleaned.n_rows} rows -> {cleaned.path}"
         if cleaned.still_matching is not None:
             line += f" (re-check: {cleaned.still_matching} test instances still match)"
+        if cleaned.dropped_lines:
+            line += f"; dropped {len(cleaned.dropped_lines)} malformed lines ({_line_list(cleaned.dropped_lines)})"
         print(line)
     return 0
 
@@ -197,7 +213,8 @@ def run_list(args: argparse.Namespace) -> int:
         print("no indexes")
     for info in infos:
         sets = ", ".join(f"{d}={n}" for d, n in info.datasets.items())
-        print(f"{info.name}\t{info.index_type}\t{info.n_docs} docs\t{_size(info.size_bytes)}\t{sets}")
+        state = "" if info.complete else "\tINCOMPLETE (build did not finish: rebuild it with overlap index)"
+        print(f"{info.name}\t{info.index_type}\t{info.n_docs} docs\t{_size(info.size_bytes)}\t{sets}{state}")
     return 0
 
 
@@ -213,7 +230,12 @@ def run_delete(args: argparse.Namespace) -> int:
 def _info_json(info) -> dict:
     return {"name": info.name, "backend": info.backend, "index_type": info.index_type, "n_docs": info.n_docs,
             "datasets": dict(info.datasets), "size_bytes": info.size_bytes, "ngram_size": info.ngram_size,
-            "model": info.model}
+            "model": info.model, "complete": info.complete}
+
+
+def _line_list(lines: list[int], limit: int = 30) -> str:
+    more = f" and {len(lines) - limit} more" if len(lines) > limit else ""
+    return "lines " + ", ".join(map(str, lines[:limit])) + more
 
 
 def _size(n: int) -> str:

@@ -1,7 +1,12 @@
 """Write each training set without the rows that match any test instance at or above the threshold.
 
-A row goes when any of its documents (its text, or any indexed turn of a conversation) matched. The
-embedded backend finds every match, so its output is clean by construction; a capped backend
+A row goes when any of its documents (its text, or any indexed turn of a conversation) matched; nothing
+else changes. A JSONL training file is copied line by line as bytes: every line but the matched rows is
+written exactly as it was (blank and malformed lines too, unless ``drop_malformed``; those dropped are
+listed). Other formats are written as JSONL rows. A file that changed since it was indexed is refused:
+the index's row numbers would point at other rows.
+
+The embedded backend finds every match, so its output is clean by construction; a capped backend
 (Elasticsearch, ``search_size``) may miss some, so its output is indexed again and searched again, and
 whatever still matches is reported.
 """
@@ -11,14 +16,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.overlap.backends.base import OverlapBackend
 from core.overlap.indexing import build_index
 from core.overlap.matching import Match, SearchSettings, search
 from core.overlap.report import column_names, safe_name
-from core.overlap.sources import EvalSet, TrainingReader, TrainingSource
+from core.overlap.sources import EvalSet, TrainingReader, TrainingSource, check_unchanged
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,8 @@ class CleanedSet:
     path: Path
     still_matching: int | None
     """Test instances that still match the written file (None when not re-checked)."""
+    dropped_lines: list[int] = field(default_factory=list)
+    """1-based lines of malformed rows left out (only with ``drop_malformed``)."""
 
 
 def rows_to_remove(matches: Sequence[Match]) -> dict[tuple[str, str], set[int]]:
@@ -50,34 +57,58 @@ def decontaminate(
     output_dir: str | Path,
     *,
     recheck: bool | None = None,
+    drop_malformed: bool = False,
 ) -> list[CleanedSet]:
-    """``recheck`` defaults to True for capped backends (Elasticsearch), False for the embedded one."""
+    """``recheck`` defaults to True for capped backends (Elasticsearch), False for the embedded one.
+
+    Raises ``DataError`` before writing anything when a training file changed since it was indexed."""
     if recheck is None:
         recheck = backend.kind != "embedded"
     out_dir = Path(output_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     columns = column_names(matches)
-    removal = rows_to_remove(matches)
-    results = []
-    for (index, dataset), rows in removal.items():
+    jobs = []
+    for (index, dataset), rows in rows_to_remove(matches).items():
         info = backend.info(index)
         spec = next((s for s in info.sources if s.get("name") == dataset), None)
         if spec is None:
             continue
         source = TrainingSource.from_dict(spec)
-        path = out_dir / f"{safe_name(columns[(index, dataset)])}.decontaminated.jsonl"
-        reader = TrainingReader(source)
-        n_rows = 0
-        with path.open("w", encoding="utf-8") as handle:
-            for row_index, row in reader.rows():
-                n_rows += 1
-                if row_index not in rows:
-                    handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        check_unchanged(source, index)
+        jobs.append((info, source, rows, out_dir / f"{safe_name(columns[(index, dataset)])}.decontaminated.jsonl"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for info, source, rows, path in jobs:
+        n_rows, dropped = _write_without(TrainingReader(source), rows, path, drop_malformed)
         still = None
         if recheck:
             still = _recheck(backend, info.index_type, info.model, info.ngram_size, source, path, test_sets, settings)
-        results.append(CleanedSet(index, dataset, n_rows, len(rows), path, still))
+        results.append(CleanedSet(info.name, source.name, n_rows, len(rows), path, still, dropped))
     return results
+
+
+def _write_without(reader: TrainingReader, rows: set[int], path: Path, drop_malformed: bool) -> tuple[int, list[int]]:
+    """Write the training set minus ``rows``; returns (rows read, malformed lines dropped)."""
+    n_rows = 0
+    dropped: list[int] = []
+    with path.open("wb") as handle:
+        if not reader.streamed:
+            for row_index, row in reader.rows():
+                n_rows += 1
+                if row_index not in rows:
+                    handle.write((json.dumps(row, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+            return n_rows, dropped
+        for line in reader.lines():
+            if line.index is None:
+                handle.write(line.raw)
+                continue
+            n_rows += line.row is not None
+            if line.index in rows:
+                continue
+            if line.row is None and drop_malformed:
+                dropped.append(line.number)
+                continue
+            handle.write(line.raw)
+    return n_rows, dropped
 
 
 def _recheck(
@@ -92,7 +123,7 @@ def _recheck(
 ) -> int:
     """Index the written file on its own, search it again, count instances still at or above threshold."""
     name = f"recheck-{uuid.uuid4().hex[:12]}"
-    cleaned = replace(source, source=str(path), split=None, config=None, proportion=None)
+    cleaned = replace(source, source=str(path), split=None, config=None, proportion=None, fingerprint=None)
     try:
         built = build_index(
             backend, name, [cleaned], index_type=index_type, ngram_size=ngram_size or settings.ngram_size, model=model

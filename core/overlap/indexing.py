@@ -11,7 +11,7 @@ from core.engine.progress import ProgressCallback
 from core.errors import DataError
 from core.overlap.backends.base import IndexInfo, OverlapBackend
 from core.overlap.embeddings import DEFAULT_EMBEDDING_MODEL, embed_texts, load_embedder
-from core.overlap.sources import Document, TrainingReader, TrainingSource
+from core.overlap.sources import Document, TrainingReader, TrainingSource, check_unchanged, fingerprinted
 
 DEFAULT_NGRAM_SIZE = 8
 BATCH_SIZE = 1000
@@ -36,12 +36,17 @@ def build_index(
     overwrite: bool = False,
     progress: ProgressCallback | None = None,
 ) -> BuildResult:
-    """Index every document of ``sources`` (progress counts documents; the total grows as files are read)."""
+    """Index every document of ``sources`` (progress counts documents; the total grows as files are read).
+
+    Each local file's fingerprint goes into the index, and a file that changes while it is read fails the
+    build, so the row numbers stored are those of the recorded content."""
     if not sources:
         raise DataError("Nothing to index: give at least one training set.")
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
         raise DataError("Two training sets have the same name; give them distinct names.")
+    # Recorded before reading, checked after: decontamination trusts these row numbers only for this file.
+    sources = [fingerprinted(s) for s in sources]
     dims = None
     if index_type == "vector":
         model = model or DEFAULT_EMBEDDING_MODEL
@@ -72,6 +77,7 @@ def build_index(
             if batch:
                 _flush(writer, batch, index_type, model)
                 done += len(batch)
+            check_unchanged(reader.source, name, full=False)
         if done == 0:
             raise DataError("No documents to index: every row was empty or filtered out.")
         info = writer.close()

@@ -14,6 +14,7 @@ With a ``match_threshold`` the score is 1/0 (value >= threshold), otherwise the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from core.engine.progress import ProgressCallback
@@ -175,7 +176,7 @@ def search(
     """Best match of every test instance in every training set of every index."""
     if not index_names:
         raise DataError("Choose at least one index to search.")
-    infos = [backend.info(name) for name in index_names]
+    infos = [backend.searchable_info(name) for name in index_names]
     for info in infos:
         wanted = "vector" if settings.mode == "vector" else "text"
         if info.index_type != wanted:
@@ -183,25 +184,41 @@ def search(
                 f"Index '{info.name}' is a {info.index_type} index; {settings.mode} search needs a {wanted} index."
             )
     total = sum(len(t) for t in test_sets) * len(infos)
+    step = _CHUNK if settings.mode == "vector" else backend.search_batch
+    jobs = [
+        (info, test_set.name, test_set.instances[start : start + step])
+        for info in infos
+        for test_set in test_sets
+        for start in range(0, len(test_set.instances), step)
+    ]
     done = 0
     matches: list[Match] = []
-    for info in infos:
-        for test_set in test_sets:
-            for start in range(0, len(test_set.instances), _CHUNK):
-                chunk = test_set.instances[start : start + _CHUNK]
-                if settings.mode == "vector":
-                    matches.extend(_vector_chunk(backend, info, test_set.name, chunk, settings, collect_removals))
-                else:
-                    matches.extend(_text_chunk(backend, info, test_set.name, chunk, settings))
-                done += len(chunk)
-                if progress:
-                    progress(done, total)
+    if settings.mode == "vector":
+        for info, eval_name, chunk in jobs:
+            matches.extend(_vector_chunk(backend, info, eval_name, chunk, settings, collect_removals))
+            done += len(chunk)
+            if progress:
+                progress(done, total)
+        return matches
+    # The next chunk's candidates are fetched while this one is scored: a server (Elasticsearch) answers
+    # while Python scores, and SQLite releases the interpreter lock while it reads.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(_text_candidates, backend, jobs[0][0], jobs[0][2], settings) if jobs else None
+        for k, (info, eval_name, chunk) in enumerate(jobs):
+            fetched = pending.result()
+            if k + 1 < len(jobs):
+                pending = pool.submit(_text_candidates, backend, jobs[k + 1][0], jobs[k + 1][2], settings)
+            matches.extend(_score_chunk(info, eval_name, chunk, settings, *fetched))
+            done += len(chunk)
+            if progress:
+                progress(done, total)
     return matches
 
 
-def _text_chunk(
-    backend: OverlapBackend, info: IndexInfo, eval_name: str, chunk: Sequence[EvalInstance], settings: SearchSettings
-) -> list[Match]:
+def _text_candidates(
+    backend: OverlapBackend, info: IndexInfo, chunk: Sequence[EvalInstance], settings: SearchSettings
+) -> tuple[list[list[str]], dict[int, list[int]], dict[int, StoredDoc]]:
+    """Each instance's tokens and candidate documents (by position in ``chunk``), and those documents."""
     n = settings.ngram_size
     datasets = list(info.datasets)
     tokens = [word_tokens(inst.text) for inst in chunk]
@@ -224,6 +241,21 @@ def _text_chunk(
         found = backend.phrase_candidates(info.name, [tuple(tokens[i]) for i in short], datasets, settings.search_size)
         candidates.update(zip(short, found.ids))
         docs.update(found.docs)
+    return tokens, candidates, docs
+
+
+def _score_chunk(
+    info: IndexInfo,
+    eval_name: str,
+    chunk: Sequence[EvalInstance],
+    settings: SearchSettings,
+    tokens: list[list[str]],
+    candidates: dict[int, list[int]],
+    docs: dict[int, StoredDoc],
+) -> list[Match]:
+    """Exact scores of each instance against its candidates: the best document per training set."""
+    n = settings.ngram_size
+    datasets = list(info.datasets)
     doc_tokens: dict[int, list[str]] = {}
     out: list[Match] = []
     for i, inst in enumerate(chunk):

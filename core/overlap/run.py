@@ -6,10 +6,13 @@ matches are worth showing first, so every surface lists them in the same order.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.config import cache_subdir
 from core.data.tables import SkippedRow
 from core.engine.progress import ProgressCallback
 from core.overlap.backends.base import OverlapBackend
@@ -52,15 +55,40 @@ def run_search(
     output_dir: str | Path,
     *,
     clean: bool = False,
+    drop_malformed: bool = False,
     progress: ProgressCallback | None = None,
 ) -> SearchOutcome:
     """Search ``indexes`` with every instance of ``test_sets`` and write the results to ``output_dir``;
-    with ``clean``, also write each training set without the rows that matched."""
+    with ``clean``, also write each training set without the rows that matched (and, with
+    ``drop_malformed``, without its unreadable lines)."""
     matches = search(backend, list(indexes), list(test_sets), settings, progress=progress)
     report, paths = write_outputs(matches, output_dir)
-    cleaned = decontaminate(backend, matches, test_sets, settings, output_dir) if clean else []
+    cleaned = []
+    if clean:
+        cleaned = decontaminate(backend, matches, test_sets, settings, output_dir, drop_malformed=drop_malformed)
     skipped = [row for test_set in test_sets for row in test_set.skipped]
     return SearchOutcome(matches, report, list(paths), cleaned, skipped)
+
+
+RESULTS_BUDGET = 2 * 2**30
+"""Bytes of page results (reports and decontaminated copies) kept under the cache before old ones go."""
+RESULTS_KEPT = 5
+"""The newest result folders are never deleted: a page that still shows one may offer its files."""
+
+
+def results_dir(max_bytes: int = RESULTS_BUDGET, keep: int = RESULTS_KEPT, root: Path | None = None) -> Path:
+    """A new folder for one search's files under ``<cache>/overlap-results`` (a page has no output folder).
+
+    Older folders are deleted, oldest first, until those left fit in ``max_bytes`` (the ``keep`` newest
+    always stay): decontaminated copies of whole training sets would otherwise fill the disk."""
+    root = root or cache_subdir("overlap-results")
+    folders = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)
+    total = 0
+    for rank, folder in enumerate(folders):
+        total += sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+        if rank >= keep and total > max_bytes:
+            shutil.rmtree(folder, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix="search-", dir=root))
 
 
 def match_location(match: Match) -> str:

@@ -1,22 +1,28 @@
 """Where overlap documents come from: training sets (plain text field, conversational messages,
 dataset-mixer YAML) and test sets.
 
-Large local JSONL training files are streamed line by line; every other format goes through
-``core.data.tables.load_rows``. Unreadable lines and rows without usable text are skipped and counted with
-their line or row numbers, never silently lost.
+Large local JSONL training files are streamed line by line, as bytes: each line decodes as UTF-8 or the
+file is refused (never read with replacement characters), and decontamination copies the lines it keeps
+byte for byte. Every other format goes through ``core.data.tables.load_rows``. Unreadable lines and rows
+without usable text are skipped and reported by their 1-based file line (or 1-based row number where a
+format has no lines) and the row's id where it has one, never silently lost. A local training file's
+size, modification time and sha256 are recorded at indexing, so a file changed since cannot be
+decontaminated by stale row numbers.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from core.config import cache_subdir
-from core.data.tables import SkippedRow, Table, is_local_source, load_rows, load_uploaded
+from core.data.demo import demo_path, is_demo_source
+from core.data.tables import ROW_ID_COLUMNS, SkippedRow, Table, is_local_source, load_rows, load_uploaded
 from core.errors import DataError
 
 DEFAULT_HUB_SPLIT = "train"
@@ -62,6 +68,8 @@ class TrainingSource:
     config: str | None = None
     proportion: float | None = None
     """Dataset-mixer share: a fraction (<= 1) of the rows, or a row count (> 1); None = all rows."""
+    fingerprint: dict[str, Any] | None = None
+    """``size``, ``mtime_ns`` and ``sha256`` of a local file when it was indexed (see ``fingerprinted``)."""
 
     def __post_init__(self) -> None:
         if not self.source.strip():
@@ -84,6 +92,7 @@ class TrainingSource:
             "split": self.split,
             "config": self.config,
             "proportion": self.proportion,
+            "fingerprint": self.fingerprint,
         }
 
     @classmethod
@@ -172,18 +181,64 @@ def keep_upload(data: bytes, filename: str) -> str:
     """Save an uploaded training file in the cache and return its path.
 
     An index records where its documents came from and decontamination re-reads the training file by
-    that path, so an upload must outlive the browser session that sent it.
+    that path, so an upload must outlive the browser session that sent it, and a later upload of the same
+    name must not replace it: it goes in a folder named after its content's sha256 (same bytes, same
+    path), under its own file name so the training set keeps its name.
     """
-    path = cache_subdir("uploads") / Path(filename).name
-    path.write_bytes(data)
+    folder = cache_subdir("uploads") / hashlib.sha256(data).hexdigest()[:32]
+    folder.mkdir(exist_ok=True)
+    path = folder / (Path(filename).name or "upload")
+    if not path.is_file() or path.read_bytes() != data:
+        path.write_bytes(data)
     return str(path)
+
+
+def source_file(source: TrainingSource) -> Path | None:
+    """The file a training set is read from (a demo's shipped file too); None for a hub dataset."""
+    if is_demo_source(source.source):
+        return demo_path(source.source)
+    path = Path(source.source).expanduser()
+    return path if is_local_source(source.source) and path.is_file() else None
+
+
+def file_fingerprint(path: Path) -> dict[str, Any]:
+    """What identifies a file's content: size and mtime (cheap) and the sha256 of its bytes."""
+    stat = path.stat()
+    with path.open("rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
+
+
+def fingerprinted(source: TrainingSource) -> TrainingSource:
+    """``source`` with its file's fingerprint recorded (hub datasets have none)."""
+    path = source_file(source)
+    return replace(source, fingerprint=file_fingerprint(path)) if path else source
+
+
+def check_unchanged(source: TrainingSource, index: str, *, full: bool = True) -> None:
+    """Refuse a training file that differs from the one indexed: its row numbers no longer point at the
+    rows the index holds. ``full=False`` compares size and mtime only (the check right after indexing)."""
+    path = source_file(source)
+    if path is None:
+        return
+    redo = (f"Re-index it (python -m core overlap index --name {index} --overwrite --dataset {source.source} ...) "
+            "and search again.")
+    recorded = source.fingerprint
+    if not recorded:
+        raise DataError(f"Index '{index}' holds no fingerprint of {path} (it was built by an older LeakLens), so "
+                        f"LeakLens cannot tell whether the file changed since. {redo}")
+    now = {"size": path.stat().st_size, "mtime_ns": path.stat().st_mtime_ns} if not full else file_fingerprint(path)
+    if any(now[k] != recorded.get(k) for k in now if k != "mtime_ns" or not full):
+        raise DataError(f"{path} changed since index '{index}' was built (now {now['size']} bytes, was "
+                        f"{recorded.get('size')}; content differs), so its row numbers no longer match the index. "
+                        f"{redo}")
 
 
 def skipped_note(name: str, skipped: Sequence[SkippedRow], limit: int = 30) -> str:
     """e.g. 'train: skipped 2 rows (lines 4, 9): not valid JSON (...).'; empty when nothing was skipped."""
     if not skipped:
         return ""
-    lines = ", ".join(str(s.line) for s in skipped[:limit])
+    lines = ", ".join(s.where() for s in skipped[:limit])
     more = "" if len(skipped) <= limit else f" and {len(skipped) - limit} more"
     return f"{name}: skipped {len(skipped)} rows (lines {lines}{more}): {skipped[0].reason}."
 
@@ -218,6 +273,20 @@ def parse_mixer(path: str | Path, **options: Any) -> list[TrainingSource]:
     return sources
 
 
+@dataclass(frozen=True)
+class RawLine:
+    """One line of a streamed JSONL training file, exactly as stored."""
+
+    number: int
+    """1-based line number in the file."""
+    raw: bytes
+    """The line's bytes, line ending included: what decontamination writes back."""
+    index: int | None
+    """Row index (``Document.row``); None for a blank line, which is no row."""
+    row: dict[str, Any] | None
+    """The parsed object; None for a blank or malformed line."""
+
+
 class TrainingReader:
     """Iterates the documents of one training set; ``skipped`` and ``n_rows`` are filled as it goes."""
 
@@ -226,61 +295,85 @@ class TrainingReader:
         self.skipped: list[SkippedRow] = []
         self.n_rows = 0
 
+    @property
+    def streamed(self) -> bool:
+        """True for a local JSONL file: read line by line, rewritten line by line."""
+        path = Path(self.source.source).expanduser()
+        return is_local_source(self.source.source) and path.suffix.lower() in (".jsonl", ".ndjson") and path.is_file()
+
     def rows(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """(row index, row) pairs of the selected rows."""
+        for index, _, row in self._numbered_rows():
+            yield index, row
+
+    def _numbered_rows(self) -> Iterator[tuple[int, SkippedRow, dict[str, Any]]]:
+        """(row index, how a report names the row, row) for the selected rows."""
         src = self.source
-        path = Path(src.source).expanduser()
-        if is_local_source(src.source) and path.suffix.lower() in (".jsonl", ".ndjson") and path.is_file():
-            yield from self._stream_jsonl(path)
+        if self.streamed:
+            for line in self.lines():
+                if line.row is not None:
+                    yield line.index, _where(line.number, line.row), line.row
             return
         split = src.split if src.split or is_local_source(src.source) else DEFAULT_HUB_SPLIT
         table = load_rows(src.source, split=split, config=src.config)
         self.skipped.extend(table.skipped)
         limit = _row_limit(src.proportion, len(table.rows))
-        yield from enumerate(table.rows[:limit])
+        for index, row in enumerate(table.rows[:limit]):
+            yield index, table.skip(index, ""), row
 
-    def _stream_jsonl(self, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    def lines(self) -> Iterator[RawLine]:
+        """Every line of a streamed JSONL file up to the selected share, malformed ones reported in ``skipped``.
+
+        Raises ``DataError`` at the first line that is not UTF-8, naming it and its byte offset: reading it
+        with replacement characters would index, and write back, text the file does not hold."""
+        path = Path(self.source.source).expanduser()
         limit = None
         if self.source.proportion is not None:
             with path.open("rb") as handle:
-                total = sum(1 for line in handle if line.strip())
-            limit = _row_limit(self.source.proportion, total)
+                limit = _row_limit(self.source.proportion, sum(1 for line in handle if line.strip()))
         index = 0
-        with path.open(encoding="utf-8-sig", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
+        offset = 0
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
                 if limit is not None and index >= limit:
                     break
-                if not line.strip():
+                bom = len(_BOM) if number == 1 and raw.startswith(_BOM) else 0
+                text = _decode_line(raw[bom:], path, number, offset + bom)
+                offset += len(raw)
+                if not text.strip():
+                    yield RawLine(number, raw, None, None)
                     continue
-                try:
-                    value = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    self.skipped.append(SkippedRow(number, f"not valid JSON ({exc.msg})"))
-                    index += 1
-                    continue
-                if not isinstance(value, dict):
-                    self.skipped.append(SkippedRow(number, "not a JSON object"))
-                    index += 1
-                    continue
-                yield index, value
+                row = self._parse(text, number)
+                yield RawLine(number, raw, index, row)
                 index += 1
+
+    def _parse(self, text: str, number: int) -> dict[str, Any] | None:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self.skipped.append(SkippedRow(number, f"not valid JSON ({exc.msg})"))
+            return None
+        if not isinstance(value, dict):
+            self.skipped.append(SkippedRow(number, "not a JSON object"))
+            return None
+        return value
 
     def documents(self) -> Iterator[Document]:
         src = self.source
         first = True
-        for index, row in self.rows():
+        for index, where, row in self._numbered_rows():
             self.n_rows += 1
             if first:
                 self._check_fields(row)
                 first = False
             if src.messages_field:
-                yield from self._turns(index, row)
+                yield from self._turns(index, where, row)
             else:
                 text = row.get(src.text_field)
                 if isinstance(text, str) and text.strip():
                     yield Document(src.name, index, None, text)
                 else:
-                    self.skipped.append(SkippedRow(index, f"no text in field '{src.text_field}'"))
+                    self.skipped.append(replace(where, reason=f"no text in field '{src.text_field}'"))
         if first:
             raise DataError(f"{src.source} has no readable rows.")
 
@@ -295,11 +388,11 @@ class TrainingReader:
                 f"{src.source}: field '{wanted}' is not a list of turns; use --text-field for plain text."
             )
 
-    def _turns(self, index: int, row: dict[str, Any]) -> Iterator[Document]:
+    def _turns(self, index: int, where: SkippedRow, row: dict[str, Any]) -> Iterator[Document]:
         src = self.source
         turns = row.get(src.messages_field)
         if not isinstance(turns, list):
-            self.skipped.append(SkippedRow(index, f"field '{src.messages_field}' is not a list"))
+            self.skipped.append(replace(where, reason=f"field '{src.messages_field}' is not a list"))
             return
         for turn_index, turn in enumerate(turns):
             if not isinstance(turn, dict):
@@ -309,6 +402,26 @@ class TrainingReader:
             text = turn.get(src.query_field)
             if isinstance(text, str) and text.strip():
                 yield Document(src.name, index, turn_index, text)
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _where(number: int, row: dict[str, Any]) -> SkippedRow:
+    """A row's place for reports: its 1-based file line and its id where it has one (reason filled later)."""
+    row_id = next((row[c] for c in ROW_ID_COLUMNS if row.get(c) not in (None, "")), None)
+    return SkippedRow(number, "", None if row_id is None else str(row_id))
+
+
+def _decode_line(raw: bytes, path: Path, number: int, offset: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{path} is not UTF-8: line {number} has byte 0x{raw[exc.start]:02x} at byte offset "
+            f"{offset + exc.start} of the file. LeakLens reads training files as UTF-8 and never changes their "
+            "bytes: convert the file (e.g. iconv -f latin1 -t utf-8) and index it again."
+        ) from exc
 
 
 def _row_limit(proportion: float | None, total: int) -> int | None:
@@ -343,7 +456,7 @@ def eval_set_from_table(
     for index, row in enumerate(table.rows):
         text = row.get(field_name)
         if not isinstance(text, str) or not text.strip():
-            skipped.append(SkippedRow(index, f"no text in field '{field_name}'"))
+            skipped.append(table.skip(index, f"no text in field '{field_name}'"))
             continue
         ident = str(row[id_field]) if id_field else str(index)
         instances.append(EvalInstance(ident, text))

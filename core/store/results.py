@@ -171,7 +171,8 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (a run's or a build's owner), as far as we may ask."""
     if pid <= 0:
         return False
     try:
@@ -453,7 +454,7 @@ def _effective_status(stored: str, updated_at: float, host: str, pid: int, now: 
     """A 'running' run whose process died (same machine) or that went silent counts as interrupted."""
     if stored != RUNNING:
         return stored
-    if host == socket.gethostname() and not _pid_alive(pid):
+    if host == socket.gethostname() and not pid_alive(pid):
         return INTERRUPTED
     if now - updated_at > STALE_AFTER_S:
         return INTERRUPTED

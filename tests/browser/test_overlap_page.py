@@ -18,18 +18,18 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def overlap_app(tmp_path_factory) -> Iterator[tuple[str, Corpus]]:
+def overlap_app(tmp_path_factory) -> Iterator[tuple[str, Corpus, Path]]:
     """A server of its own whose cache (and so its embedded indexes) lives in a temporary directory."""
     cache = tmp_path_factory.mktemp("overlap_cache")
     corpus = write_corpus(tmp_path_factory.mktemp("overlap_data"))
     build_index(get_backend("embedded", root=cache / "indexes"), "mmlu-plain",
                 [TrainingSource(str(corpus.plain_path), text_field="text")])
     with streamlit_server(tmp_path_factory.mktemp("overlap_log"), LEAKLENS_CACHE=str(cache)) as url:
-        yield url, corpus
+        yield url, corpus, cache
 
 
 def test_search_shows_heatmap_and_highlighted_matches(overlap_app, browser_page, screenshot_dir: Path):
-    url, corpus = overlap_app
+    url, corpus, cache = overlap_app
     page = browser_page
     open_page(page, f"{url}/Overlap_search")
     # The index is listed (the table is a canvas; the delete picker shows the name as text).
@@ -53,5 +53,8 @@ def test_search_shows_heatmap_and_highlighted_matches(overlap_app, browser_page,
     assert first_pair.locator("mark").count() >= 2
     assert page.locator(".js-plotly-plot").count() == 1
     assert page.get_by_text("contamination_report.tsv").first.is_visible()
+    # The files behind the downloads live in the cache, where a size-bounded clean-up finds them.
+    (results,) = (cache / "overlap-results").iterdir()
+    assert (results / "contamination_report.tsv").is_file()
     page.locator(".ll-pair").first.scroll_into_view_if_needed()
     full_page_screenshot(page, str(screenshot_dir / "overlap_search.png"))

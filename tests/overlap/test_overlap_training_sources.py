@@ -4,6 +4,7 @@ test sets from any input (text field detected), and one search end to end."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -76,7 +77,8 @@ def test_kept_upload_is_a_readable_training_file(tmp_path, monkeypatch):
     monkeypatch.setenv("LEAKLENS_CACHE", str(tmp_path / "cache"))
     rows = [{"text": "first document here"}, {"text": "second document here"}]
     path = keep_upload("\n".join(json.dumps(r) for r in rows).encode(), "../../evil/train.jsonl")
-    assert path == str(tmp_path / "cache" / "uploads" / "train.jsonl")  # the name only, never a path outside
+    # The name only, never a path outside; in a folder named by the content (issue 16, item 3).
+    assert Path(path).name == "train.jsonl" and Path(path).parent.parent == tmp_path / "cache" / "uploads"
     (source,) = training_sources([path])
     assert [d.text for d in TrainingReader(source).documents()] == [r["text"] for r in rows]
 
@@ -96,7 +98,8 @@ def test_test_text_field_is_detected_when_not_named():
         eval_text_field(["id", "body"])
     table = Table([{"id": "a", "text": "some words"}, {"id": "b", "text": ""}], ["id", "text"], "t.jsonl")
     test_set = eval_set_from_table(table, None, name="t", id_field="id")
-    assert [i.id for i in test_set.instances] == ["a"] and [s.line for s in test_set.skipped] == [1]
+    assert [i.id for i in test_set.instances] == ["a"]
+    assert [(s.line, s.row_id) for s in test_set.skipped] == [(2, "b")]  # 1-based, with its id
 
 
 def test_uploaded_test_set_loads_like_a_file(corpus):

@@ -10,8 +10,17 @@ from core.overlap.backends.base import Candidates, IndexInfo, IndexWriter, Overl
 BACKENDS = ("embedded", "elasticsearch")
 
 
-def get_backend(kind: str = "embedded", *, root: str | Path | None = None, es_url: str | None = None) -> OverlapBackend:
-    """``root``: directory of embedded indexes (default ``<cache>/indexes``); ``es_url``: else ``$ES_URL``."""
+def get_backend(
+    kind: str = "embedded",
+    *,
+    root: str | Path | None = None,
+    es_url: str | None = None,
+    es_ca_certs: str | None = None,
+    es_verify_certs: bool = True,
+) -> OverlapBackend:
+    """``root``: directory of embedded indexes (default ``<cache>/indexes``); ``es_url``: else ``$ES_URL``;
+    ``es_ca_certs``: the cluster's CA certificate, else ``$ELASTIC_CA_CERTS``; ``es_verify_certs=False`` turns
+    TLS certificate checks off (with a warning)."""
     if kind == "embedded":
         from core.overlap.backends.embedded import EmbeddedBackend
 
@@ -19,7 +28,7 @@ def get_backend(kind: str = "embedded", *, root: str | Path | None = None, es_ur
     if kind in ("elasticsearch", "es"):
         from core.overlap.backends.elastic import ElasticsearchBackend
 
-        return ElasticsearchBackend(es_url)
+        return ElasticsearchBackend(es_url, ca_certs=es_ca_certs, verify_certs=es_verify_certs)
     raise DataError(f"Unknown backend '{kind}': choose {' or '.join(BACKENDS)}.")
 
 

@@ -67,6 +67,9 @@ class IndexInfo:
     """Embedding model of a vector index."""
     sources: list[dict[str, Any]] = field(default_factory=list)
     """The ``TrainingSource.to_dict()`` of each training set (to rewrite them when decontaminating)."""
+    complete: bool = True
+    """False when the build never finished (the process or the server stopped mid-way): the index holds
+    only part of its documents, so a search would under-report overlap."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,9 @@ class IndexWriter(ABC):
 
 class OverlapBackend(ABC):
     kind: ClassVar[str]
+    search_batch: ClassVar[int] = 200
+    """Test instances per n-gram candidate lookup (and progress step): a backend that looks a whole batch up
+    at once (Elasticsearch) gains from larger ones."""
 
     @abstractmethod
     def create(
@@ -144,6 +150,17 @@ class OverlapBackend(ABC):
     ) -> list[list[VectorHit]]:
         """Per query vector, the ``k`` most similar documents of ``dataset`` (best first), or all those at
         or above ``min_similarity`` when it is given (up to ``k``)."""
+
+    def searchable_info(self, name: str) -> IndexInfo:
+        """``info(name)``, refusing an index whose build never finished: its scores would be silently low."""
+        info = self.info(name)
+        if not info.complete:
+            raise DataError(
+                f"Index '{name}' is incomplete: its build stopped after {info.n_docs} documents, so a search "
+                f"would miss overlap. Rebuild it: python -m core overlap index --name {name} --backend {self.kind} "
+                "with the same training sets (no need to delete it first)."
+            )
+        return info
 
     def missing_index_error(self, name: str) -> DataError:
         existing = ", ".join(i.name for i in self.list()) or "none"

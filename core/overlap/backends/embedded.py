@@ -1,7 +1,10 @@
 """The default backend: an on-disk index per name, no server.
 
 Layout of ``<root>/<name>/``: ``index.sqlite`` (documents, plus hashed word n-gram postings for text
-indexes), ``vectors.npy`` (unit embeddings, vector indexes) and ``meta.json``. Lookups are exact:
+indexes), ``vectors.npy`` (unit embeddings, vector indexes) and ``meta.json``. A build fills a hidden
+``.<name>.building-*`` folder and takes the name only when finished (``meta.json`` says ``complete``), so
+an index is never left half-built under its name; folders of builds whose process died are removed by the
+next build of that name. Lookups are exact:
 every document sharing an n-gram with a query is a candidate, and vector search compares against every
 document. SQLite and numpy ship with Python's scientific stack, keep one file per index, and need no
 service; see the README for the measured speed.
@@ -10,6 +13,7 @@ service; see the README for the measured speed.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import uuid
@@ -34,9 +38,14 @@ from core.overlap.backends.base import (
 )
 from core.overlap.sources import Document
 from core.overlap.tokenize import gram_hash, joined, ngrams, word_tokens
+from core.store.results import pid_alive
 
 _SQL_CHUNK = 900
 """Parameters per ``IN (...)`` query, below SQLite's default limit."""
+
+
+_OWNER = "building.pid"
+"""In a build folder: the id of the process building it, so a later build can tell it was abandoned."""
 
 
 def default_index_root() -> Path:
@@ -68,7 +77,8 @@ class EmbeddedBackend(OverlapBackend):
         if ngram_size < 1:
             raise DataError("The n-gram size must be at least 1.")
         if (self.root / name).exists() and not overwrite:
-            raise DataError(f"An embedded index named '{name}' already exists; delete it first or pick another name.")
+            raise DataError(f"An embedded index named '{name}' already exists; delete it first or pass --overwrite.")
+        self._remove_abandoned_builds(name)
         meta = {
             "name": name,
             "index_type": index_type,
@@ -79,6 +89,16 @@ class EmbeddedBackend(OverlapBackend):
         }
         return _EmbeddedWriter(self, name, meta)
 
+    def _remove_abandoned_builds(self, name: str) -> None:
+        """Delete build folders of ``name`` left by processes that died mid-build (their pid is gone)."""
+        for path in self.root.glob(f".{name}.building-*"):
+            try:
+                pid = int((path / _OWNER).read_text())
+            except (OSError, ValueError):
+                pid = 0
+            if not pid_alive(pid):
+                shutil.rmtree(path, ignore_errors=True)
+
     def _dir(self, name: str) -> Path:
         path = self.root / check_index_name(name)
         if not (path / "meta.json").is_file():
@@ -88,7 +108,7 @@ class EmbeddedBackend(OverlapBackend):
     def list(self) -> list[IndexInfo]:
         infos = []
         for path in sorted(self.root.iterdir()):
-            if (path / "meta.json").is_file():
+            if not path.name.startswith(".") and (path / "meta.json").is_file():
                 infos.append(self.info(path.name))
         return infos
 
@@ -106,6 +126,7 @@ class EmbeddedBackend(OverlapBackend):
             ngram_size=meta.get("ngram_size"),
             model=meta.get("model"),
             sources=list(meta.get("sources") or []),
+            complete=bool(meta.get("complete", True)),
         )
 
     def delete(self, name: str) -> None:
@@ -239,6 +260,7 @@ class _EmbeddedWriter(IndexWriter):
         self.meta = meta
         self.tmp = backend.root / f".{name}.building-{uuid.uuid4().hex[:8]}"
         self.tmp.mkdir(parents=True)
+        (self.tmp / _OWNER).write_text(str(os.getpid()))
         self.db = sqlite3.connect(self.tmp / "index.sqlite")
         self.db.executescript(
             """
@@ -280,12 +302,16 @@ class _EmbeddedWriter(IndexWriter):
             dims = self.meta.get("dims") or 0
             matrix = np.concatenate(self.vectors) if self.vectors else np.zeros((0, dims), np.float32)
             np.save(self.tmp / "vectors.npy", matrix)
-        meta = {**self.meta, "n_docs": self.n_docs, "datasets": self.datasets}
+        meta = {**self.meta, "n_docs": self.n_docs, "datasets": self.datasets, "complete": True}
         (self.tmp / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        (self.tmp / _OWNER).unlink()
+        # The finished build takes the name with two renames; the old index is deleted only after.
         final = self.backend.root / self.name
+        replaced = self.backend.root / f".{self.name}.replaced-{uuid.uuid4().hex[:8]}"
         if final.exists():
-            shutil.rmtree(final)
+            final.rename(replaced)
         self.tmp.rename(final)
+        shutil.rmtree(replaced, ignore_errors=True)
         self.backend._vector_cache.pop(self.name, None)
         return self.backend.info(self.name)
 
