@@ -7,10 +7,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import NoReturn
 
 from core import __version__
+from core.cli.common import distributed_command
+from core.engine.distributed import RankFailedError
 from core.errors import LeakLensError
 
 # One line per command module; adding a command touches this list and a new file.
@@ -23,6 +28,16 @@ COMMAND_MODULES = [
     "core.cli.report_cmd",
     "core.cli.dataset_inference_cmd",
 ]
+
+
+@contextmanager
+def _silenced(quiet: bool) -> Iterator[None]:
+    """Ranks other than 0 of a distributed run print nothing (tables, bars, notes): rank 0 speaks for all."""
+    if not quiet:
+        yield
+        return
+    with open(os.devnull, "w", encoding="utf-8") as sink, redirect_stdout(sink), redirect_stderr(sink):
+        yield
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,10 +65,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    rank = 0
     try:
-        return int(args.func(args) or 0)
+        with distributed_command(args) as ranks:
+            rank = ranks.rank if ranks is not None else 0
+            with _silenced(rank != 0):
+                return int(args.func(args) or 0)
     except LeakLensError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        if rank == 0:
+            print(f"error: {exc}", file=sys.stderr)
+        elif not isinstance(exc, RankFailedError):  # another rank's failure is reported by that rank
+            print(f"error (rank {rank}): {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -18,7 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core.engine.models import DEFAULT_MODEL
+from core.engine import distributed
+from core.engine.models import DEFAULT_MODEL, DEVICE_MAPS
 from core.engine.setup import DTYPE_CHOICES, ScoringSetup, resolve_setup
 from core.errors import LeakLensError
 
@@ -39,6 +41,8 @@ def model_options(*, repeatable: bool = False) -> argparse.ArgumentParser:
     )
     group.add_argument("--dtype", default="auto", choices=DTYPE_CHOICES,
                        help="auto (default: bfloat16 on cuda, float32 on cpu), float32, bfloat16, float16")
+    group.add_argument("--device-map", choices=DEVICE_MAPS,
+                       help="auto: spread a model too large for one GPU across the visible GPUs (needs accelerate)")
     group.add_argument("--revision", help="hub branch, tag or commit of the model (hub ids only)")
     group.add_argument("--trust-remote-code", action="store_true", help="allow custom model code from the hub")
     group.add_argument("--start-token", help="token to score passages after (default: the documented rule; "
@@ -128,8 +132,9 @@ def load_model_from_args(args: argparse.Namespace, spec: str | None = None):
     spec = spec or args.model
     setup = setup_from_args(args)
     return load_model(
-        spec, device=setup.device, dtype=setup.torch_dtype, revision=setup.revision,
+        spec, device=distributed.rank_device(setup.device), dtype=setup.torch_dtype, revision=setup.revision,
         trust_remote_code=args.trust_remote_code, start_token=start_token_for(args, spec),
+        device_map=getattr(args, "device_map", None),
     )
 
 
@@ -150,10 +155,14 @@ def limit_options(args: argparse.Namespace) -> dict[str, Any]:
 
 @contextmanager
 def open_store(args: argparse.Namespace) -> Iterator[Any]:
-    """The results store the command reads and writes; with ``--no-store`` a throwaway one."""
+    """The results store the command reads and writes; with ``--no-store`` a throwaway one.
+
+    Ranks other than 0 of a distributed run get a throwaway one too: rank 0 alone writes the real store,
+    and the run loop copies each finished run into the others' (``core.store.runloop``).
+    """
     from core.store.results import ResultStore
 
-    if getattr(args, "no_store", False):
+    if getattr(args, "no_store", False) or not distributed.is_main_process():
         with tempfile.TemporaryDirectory(prefix="leaklens-nostore-") as tmp:
             yield ResultStore(Path(tmp) / "results.sqlite")
         return
@@ -162,8 +171,12 @@ def open_store(args: argparse.Namespace) -> Iterator[Any]:
 
 def recorded_options(args: argparse.Namespace) -> dict[str, Any]:
     """The command's options as given, for provenance (functions and output flags left out)."""
-    skip = {"func", "json", "out", "verbose"}
-    return {k: v for k, v in vars(args).items() if k not in skip and not callable(v)}
+    skip = {"func", "json", "out", "verbose", "distributed"}
+    options = {k: v for k, v in vars(args).items() if k not in skip and not callable(v)}
+    ranks = distributed.current()
+    if ranks is not None:
+        options["processes"] = {"world_size": ranks.world_size, "backend": ranks.backend}
+    return options
 
 
 def command_provenance(
@@ -188,8 +201,13 @@ def command_provenance(
 
 
 def write_output(path: str | Path, text: str) -> Path:
-    """Write a command's output file (creating its folder); a clear error instead of a traceback."""
+    """Write a command's output file (creating its folder); a clear error instead of a traceback.
+
+    In a distributed run only rank 0 writes: the others hold the same result and would race on the file.
+    """
     path = Path(path)
+    if not distributed.is_main_process():
+        return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -205,6 +223,33 @@ def emit_json(args: argparse.Namespace, document: Mapping[str, Any]) -> None:
         write_output(args.out, text)
     if getattr(args, "json", False):
         sys.stdout.write(text)
+
+
+@contextmanager
+def distributed_command(args: argparse.Namespace) -> Iterator[distributed.Ranks | None]:
+    """Run the command as one rank of torchrun's process group when torchrun launched it (else plainly).
+
+    Only commands that score through the one run loop (``mia``, ``delta``, ``mcq``: they set
+    ``distributed=True``) can share their work; the others would only repeat it on every rank.
+    """
+    world = distributed.launched_world_size()
+    if world < 2:
+        yield None
+        return
+    if not getattr(args, "distributed", False):
+        raise LeakLensError(
+            f"'{args.command}' runs as one process: start it with python -m core, not torchrun "
+            f"(only mia, delta and mcq share their work across {world} processes)."
+        )
+    device = setup_from_args(args).device
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+    if getattr(args, "device_map", None) and device.startswith("cuda") and local_world > 1:
+        raise LeakLensError(
+            f"--device-map auto spreads one model over every visible GPU, so {local_world} processes on one "
+            "machine would share them: start one process per machine (--nproc-per-node 1), or drop --device-map."
+        )
+    with distributed.process_group(device) as ranks:
+        yield ranks
 
 
 def print_finding(finding: Any) -> None:

@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="pair problems by task id (auto: when both sets share ids)")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, distributed=True)  # torchrun shares its batches (docs/scaling.md)
 
 
 def requests_from_args(models: list[str], bases: list[str] | None) -> list:

@@ -21,6 +21,7 @@ from core.cli.common import (
     store_options,
 )
 from core.data.questions import MCQColumns, PromptLayout
+from core.engine.distributed import is_main_process
 from core.mcq.match import SIMILARITY_METRICS
 from core.mcq.probes import CUT_MODES
 
@@ -61,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--question-template", default="{question}", help="prompt layout of the question")
     parser.add_argument("--option-template", default="{letter}. {text}", help="prompt layout of one option")
     parser.add_argument("--save", action="store_true", help=argparse.SUPPRESS)  # runs are always stored now
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, distributed=True)  # torchrun shares its batches (docs/scaling.md)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             setup=setup.to_dict(), provenance=provenance, start_token=args.start_token,
         )
     elapsed = time.perf_counter() - started
-    if args.export_shuffled:
+    if args.export_shuffled and is_main_process():  # one writer in a distributed run
         write_jsonl(report.shuffled_questions, args.export_shuffled)
     finding = mcq_finding(report)
     payload = {"finding": finding.to_dict(), **report.to_dict(model=args.model, benchmark=dataset.source)}

@@ -146,12 +146,14 @@ def load_model(
     revision: str | None = None,
     trust_remote_code: bool = False,
     start_token: str | None = None,
+    device_map: str | None = None,
 ) -> LoadedModel:
     """Resolve ``spec`` and load it for inference. Raises ``ModelLoadError`` with what was tried.
 
     ``revision`` (a branch, tag or commit) applies to hub ids only. ``dtype`` may be a name
     (``float32``, ``bfloat16``, ``float16``). ``start_token`` overrides the start-token rule
-    (``core.engine.start_token``).
+    (``core.engine.start_token``). ``device_map="auto"`` spreads a model too large for one GPU across the
+    visible GPUs (and CPU memory) through ``accelerate``; inputs then go to the model's first device.
     """
     spec = (spec or "").strip()
     if not spec:
@@ -167,16 +169,21 @@ def load_model(
     dev = torch.device(device) if device is not None else default_dev
     dt = dtype or (default_dtype if dev.type == default_dev.type else torch.float32)
 
+    placement = _placement(device_map, dev)
     if spec == TINY_RANDOM:
         tokenizer, model = _tiny_random()
     elif spec in BUNDLED_MODELS:
         directory = ensure_bundled_converted(BUNDLED_MODELS[spec])
-        tokenizer, model = _from_pretrained(str(directory), dt, trust_remote_code, spec)
+        tokenizer, model = _from_pretrained(str(directory), dt, trust_remote_code, spec, device_map=placement)
     else:
-        tokenizer, model = _from_local_or_hub(spec, dt, trust_remote_code, revision)
+        tokenizer, model = _from_local_or_hub(spec, dt, trust_remote_code, revision, placement)
     start = token_id_of(tokenizer, choose_start_token(tokenizer, spec, start_token), spec)
 
-    model = model.to(device=dev, dtype=dt).eval()
+    if placement is None:
+        model = model.to(device=dev, dtype=dt).eval()
+    else:
+        model = _dispatched(model, dt, placement).eval()
+        dev = first_device(model)
     return LoadedModel(
         spec=spec,
         tokenizer=tokenizer,
@@ -205,7 +212,49 @@ def wrap_model(
     )
 
 
-def _from_local_or_hub(spec: str, dtype: torch.dtype, trust_remote_code: bool, revision: str | None = None):
+DEVICE_MAPS = ("auto",)
+
+
+def _placement(device_map: str | None, device: torch.device) -> str | dict[str, str] | None:
+    """The ``device_map`` handed to transformers / accelerate, or None to load onto ``device`` whole.
+
+    ``auto`` spreads over the visible GPUs; with ``device`` cpu on a machine that has GPUs it keeps every
+    layer on the CPU (what ``--device cpu`` asked for). It needs ``accelerate``.
+    """
+    if device_map is None:
+        return None
+    if device_map not in DEVICE_MAPS:
+        raise ModelLoadError(f"Unknown device map '{device_map}'; use auto (or leave it out).")
+    if importlib.util.find_spec("accelerate") is None:
+        raise ModelLoadError("--device-map auto needs the accelerate package: pip install accelerate.")
+    return {"": "cpu"} if device.type == "cpu" and torch.cuda.is_available() else "auto"
+
+
+def _dispatched(model: PreTrainedModel, dtype: torch.dtype, placement: str | dict[str, str]) -> PreTrainedModel:
+    """A model built in memory (not by ``from_pretrained``) placed by accelerate like a loaded one."""
+    if getattr(model, "hf_device_map", None):
+        return model
+    from accelerate import dispatch_model, infer_auto_device_map
+
+    model = model.to(dtype=dtype)
+    device_map = placement if isinstance(placement, dict) else infer_auto_device_map(
+        model, no_split_module_classes=list(getattr(model, "_no_split_modules", None) or []), dtype=dtype
+    )
+    model = dispatch_model(model, device_map=device_map)
+    model.hf_device_map = device_map
+    return model
+
+
+def first_device(model: PreTrainedModel) -> torch.device:
+    """Where a model spread over several devices takes its inputs: the device of its input embeddings."""
+    device = model.get_input_embeddings().weight.device
+    return torch.device("cpu") if device.type == "meta" else device
+
+
+def _from_local_or_hub(
+    spec: str, dtype: torch.dtype, trust_remote_code: bool, revision: str | None = None,
+    device_map: str | dict[str, str] | None = None,
+):
     path = Path(spec).expanduser()
     looks_like_path = spec.startswith((".", "/", "~")) or path.exists()
     if looks_like_path:
@@ -217,7 +266,7 @@ def _from_local_or_hub(spec: str, dtype: torch.dtype, trust_remote_code: bool, r
                 "directory (config.json, weights, tokenizer files)."
             )
         _refuse_remote_code(spec, path / "config.json", trust_remote_code)
-        return _from_pretrained(str(path), dtype, trust_remote_code, spec)
+        return _from_pretrained(str(path), dtype, trust_remote_code, spec, device_map=device_map)
     if spec.count("/") > 1 or " " in spec:
         raise ModelLoadError(
             f"'{spec}' is neither a bundled model ({', '.join(available_bundled_models())}), "
@@ -242,7 +291,7 @@ def _from_local_or_hub(spec: str, dtype: torch.dtype, trust_remote_code: bool, r
                 "Connect to the network (or set HF_ENDPOINT / a proxy), or pass a local checkpoint folder."
             )
         extra["local_files_only"] = True
-    return _from_pretrained(spec, dtype, trust_remote_code, spec, **extra)
+    return _from_pretrained(spec, dtype, trust_remote_code, spec, device_map=device_map, **extra)
 
 
 def hub_offline() -> bool:
@@ -311,11 +360,15 @@ def _tried(spec: str) -> str:
     )
 
 
-def _from_pretrained(source: str, dtype: torch.dtype, trust_remote_code: bool, spec: str, **kwargs):
+def _from_pretrained(
+    source: str, dtype: torch.dtype, trust_remote_code: bool, spec: str,
+    device_map: str | dict[str, str] | None = None, **kwargs,
+):
+    placed = {} if device_map is None else {"device_map": device_map}
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(
-            source, dtype=dtype, trust_remote_code=trust_remote_code, **kwargs
+            source, dtype=dtype, trust_remote_code=trust_remote_code, **placed, **kwargs
         )
     except ModelLoadError:
         raise

@@ -3,7 +3,8 @@
 A run is a list of sample ids scored batch by batch; each batch is written to the results store before
 the next starts, so an interrupted run loses at most one batch and resumes where it stopped, and a
 finished run is read back instead of recomputed. A run remembers the setup it was computed under
-(device, dtype, model revision): a run asked for under another setup is refused, never mixed.
+(device, dtype, model revision): a run asked for under another setup is refused, never mixed. Under
+``torchrun`` the same loop shares each run's batches among processes and machines (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.engine import distributed
 from core.engine.progress import ProgressCallback
 from core.errors import LeakLensError
-from core.store.results import ResultStore, RunFinishedError, RunInfo, SampleRow
+from core.store.fingerprint import fingerprint_rows
+from core.store.results import ResultStore, RunFinishedError, RunInfo, SampleRow, run_id_for
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +96,107 @@ def run_resumable(
     rows; ``summarise(samples)`` turns all stored samples into the summary kept with the finished run.
     ``progress(done, total)`` counts samples, those already stored included; with ``report_start`` it
     is also called once before the first batch, with the count found in the store.
+
+    Inside a torch.distributed process group of several ranks (``torchrun``) the batches are shared out
+    (``_run_sharded``); every rank returns the same outcome.
     """
     if batch_size < 1:
         raise LeakLensError(f"The batch size must be at least 1, got {batch_size}.")
     if len(set(sample_ids)) != len(sample_ids):
         raise LeakLensError("Sample ids must be unique within a run.")
+    ranks = distributed.current()
+    if ranks is not None:
+        return _run_sharded(ranks, store, request, sample_ids, score_batch, summarise, batch_size=batch_size,
+                            progress=progress, report_start=report_start)
+    plan = _plan(store, request, sample_ids, progress)
+    if plan.finished is not None:
+        _report(progress, len(sample_ids), len(sample_ids))
+        return plan.finished
+    total, todo = len(sample_ids), plan.todo
+    n_done = total - len(todo)
+    if report_start:
+        _report(progress, n_done, total)
+    try:
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            taken_over = _write(store, plan, list(score_batch(batch)))
+            if taken_over is not None:
+                return taken_over
+            n_done += len(batch)
+            _report(progress, n_done, total)
+        return _finish(store, plan, summarise)
+    except BaseException:
+        store.mark_interrupted(plan.run.run_id)
+        raise
+
+
+def _run_sharded(
+    ranks: distributed.Ranks,
+    store: ResultStore,
+    request: RunRequest,
+    sample_ids: Sequence[str],
+    score_batch: Callable[[list[int]], Sequence[SampleRow]],
+    summarise: Callable[[list[SampleRow]], Mapping[str, Any]],
+    *,
+    batch_size: int,
+    progress: ProgressCallback | None,
+    report_start: bool,
+) -> RunOutcome:
+    """The run shared among ranks: each step, rank r scores the r-th batch of ``batch_size`` samples.
+
+    Rank 0 alone touches ``store``: it plans the run (what is stored already), writes every step's rows in
+    sample order and finishes the run; the other ranks only score, and at the end copy the finished run
+    into their own ``store`` (a private one under the CLI) so callers read it back as usual. Each rank scores
+    exactly the batches a single process would (scores move with batch composition at rounding level), so
+    the stored results equal a single-process run's bit for bit.
+    """
+    _check_same_run(request, sample_ids)
+    main = ranks.is_main
+    if not main:
+        progress = None
+    plan = distributed.run_on_main(lambda: _plan(store, request, sample_ids, progress))
     total = len(sample_ids)
+    if plan.finished is not None:
+        _report(progress, total, total)
+        return _mirrored(store, plan.finished, main)
+    n_done = total - len(plan.todo)
+    if report_start:
+        _report(progress, n_done, total)
+    step = batch_size * ranks.world_size
+    try:
+        for start in range(0, len(plan.todo), step):
+            chunk = plan.todo[start : start + step]
+            mine = chunk[ranks.rank * batch_size : (ranks.rank + 1) * batch_size]
+            shards = distributed.gather_from_all(lambda mine=mine: list(score_batch(mine)) if mine else [])
+            rows = [row for shard in shards for row in shard]
+            taken_over = distributed.run_on_main(lambda rows=rows: _write(store, plan, rows))
+            if taken_over is not None:
+                return _mirrored(store, taken_over, main)
+            n_done += len(chunk)
+            _report(progress, n_done, total)
+        outcome = distributed.run_on_main(lambda: _finish(store, plan, summarise))
+    except BaseException:
+        if main:
+            store.mark_interrupted(plan.run.run_id)
+        raise
+    return _mirrored(store, outcome, main)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Where a run stands before scoring: its stored run, what is left to score, or its finished outcome."""
+
+    run: RunInfo
+    superseded: list[RunInfo]
+    todo: list[int]
+    """Positions in ``sample_ids`` not yet stored."""
+    finished: RunOutcome | None = None
+
+
+def _plan(
+    store: ResultStore, request: RunRequest, sample_ids: Sequence[str], progress: ProgressCallback | None
+) -> _Plan:
+    """Check the stored run's setup, claim it (or wait for the process computing it), list what is left."""
     existing = store.find_run(request.kind, request.key)
     if existing is not None:
         check_setup(existing, request.setup)
@@ -106,34 +204,61 @@ def run_resumable(
     meta = dict(request.meta)
     if request.setup is not None:
         meta["setup"] = dict(request.setup)
-    run = _claim_or_wait(store, request, meta, total, progress)
+    run = _claim_or_wait(store, request, meta, len(sample_ids), progress)
     if run.finished:
-        if progress is not None:
-            progress(total, total)
-        return RunOutcome(run, store.load_samples(run.run_id), 0, superseded)
+        return _Plan(run, superseded, [], RunOutcome(run, store.load_samples(run.run_id), 0, superseded))
     done_ids = store.done_sample_ids(run.run_id)
     todo = [i for i, sample_id in enumerate(sample_ids) if sample_id not in done_ids]
-    n_done = total - len(todo)
-    if progress is not None and report_start:
-        progress(n_done, total)
+    return _Plan(run, superseded, todo)
+
+
+def _write(store: ResultStore, plan: _Plan, rows: list[SampleRow]) -> RunOutcome | None:
+    """Store one batch's rows; the finished run's outcome if another process took the run over and finished it."""
     try:
-        for start in range(0, len(todo), batch_size):
-            batch = todo[start : start + batch_size]
-            try:
-                store.add_samples(run.run_id, list(score_batch(batch)))
-            except RunFinishedError:
-                # Another process took the run over (it looked stalled) and finished it: its results stand.
-                finished = store.get_run(run.run_id) or run
-                return RunOutcome(finished, store.load_samples(run.run_id), 0, superseded)
-            n_done += len(batch)
-            if progress is not None:
-                progress(n_done, total)
-        samples = store.load_samples(run.run_id)
-        summary = summarise(samples)
-    except BaseException:
-        store.mark_interrupted(run.run_id)
-        raise
-    return RunOutcome(store.finish_run(run.run_id, summary), samples, len(todo), superseded)
+        store.add_samples(plan.run.run_id, rows)
+    except RunFinishedError:
+        # Another process took the run over (it looked stalled) and finished it: its results stand.
+        finished = store.get_run(plan.run.run_id) or plan.run
+        return RunOutcome(finished, store.load_samples(plan.run.run_id), 0, plan.superseded)
+    return None
+
+
+def _finish(
+    store: ResultStore, plan: _Plan, summarise: Callable[[list[SampleRow]], Mapping[str, Any]]
+) -> RunOutcome:
+    samples = store.load_samples(plan.run.run_id)
+    summary = summarise(samples)
+    return RunOutcome(store.finish_run(plan.run.run_id, summary), samples, len(plan.todo), plan.superseded)
+
+
+def _report(progress: ProgressCallback | None, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)
+
+
+def _check_same_run(request: RunRequest, sample_ids: Sequence[str]) -> None:
+    """Every rank must be asked for the same run over the same samples (same data, weights and options)."""
+    mine = (run_id_for(request.kind, request.key), fingerprint_rows([s] for s in sample_ids))
+    seen = distributed.all_gather(mine)
+    odd = [rank for rank, theirs in enumerate(seen) if theirs != seen[0]]
+    if odd:
+        raise LeakLensError(
+            f"Rank {odd[0]} was asked for another run than rank 0 (run {seen[odd[0]][0]} vs {seen[0][0]}, or other "
+            "samples): every rank needs the same data, model files and options. On several machines, give each "
+            "the same dataset and model paths (or hub ids and revisions)."
+        )
+
+
+def _mirrored(store: ResultStore, outcome: RunOutcome, main: bool) -> RunOutcome:
+    """The outcome, with the finished run copied into a non-main rank's own store (unless already there)."""
+    if main:
+        return outcome
+    held = store.get_run(outcome.run.run_id)
+    if held is None or not held.finished:
+        run = store.get_or_create_run(outcome.run.kind, outcome.run.key, outcome.run.meta)
+        store.add_samples(run.run_id, outcome.samples)
+        store.finish_run(run.run_id, outcome.run.summary)
+    return outcome
 
 
 def _claim_or_wait(
