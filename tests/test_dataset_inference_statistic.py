@@ -120,3 +120,12 @@ def test_finding_levels_follow_the_p_value_and_the_blind_baseline():
     assert small.level == "inconclusive" and f"about {texts_needed(0.2)} texts per set" in small.headline
     assert inference_finding(_result(0.6, -0.1, n=400), chance).level == "none"
     assert inference_finding(_result(0.6, 0.1, n=400), None).level == "inconclusive"
+
+
+def test_many_detectors_on_few_texts_get_an_overfitting_caveat():
+    chance = _blind(0.52, 0.44, 0.60)
+    few = InferenceResult(p_value=0.4, split_p_values=(0.2,) * 3, effect_size=0.1,
+                          weights={f"d{i}": 0.1 for i in range(16)}, n_suspect=36, n_validation=36,
+                          features=tuple(f"d{i}" for i in range(16)))
+    assert any("may overfit" in c for c in inference_finding(few, chance).caveats)
+    assert not any("may overfit" in c for c in inference_finding(_result(0.4, 0.1, n=100), chance).caveats)

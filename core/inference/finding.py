@@ -15,6 +15,8 @@ from core.stats.finding import Finding
 from core.stats.metrics import MetricResult
 
 STRONG_P, MODERATE_P, WEAK_P = 0.01, 0.05, 0.1
+TEXTS_PER_DETECTOR = 5
+"""Below this many texts per set-half for each detector combined, the learnt combination tends to overfit."""
 SAME_DISTRIBUTION = ("Valid only if the validation texts come from the same distribution as the suspect texts "
                      "(same source, style and period) and were never published or used for training.")
 
@@ -41,6 +43,11 @@ def inference_finding(result: InferenceResult, blind: MetricResult | None, *, su
     caveats = [SAME_DISTRIBUTION]
     if result.left_out_features:
         caveats.append(f"Left out (constant or often missing): {', '.join(result.left_out_features)}.")
+    per_half = min(result.n_suspect, result.n_validation) // 2
+    if per_half < TEXTS_PER_DETECTOR * len(result.features):
+        caveats.append(f"{len(result.features)} detectors are combined from {per_half} texts per set in each half: "
+                       "the combination may overfit and lose power. With few texts, combine fewer detectors "
+                       "(e.g. loss, zlib, Min-K%, Min-K%++) or add texts.")
     if result.n_texts_dropped:
         caveats.append(f"{result.n_texts_dropped} text(s) left out: a detector had no score for them.")
     if blind is None:
