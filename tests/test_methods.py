@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-from core.engine.scoring import TokenRecords, score_texts
+from core.engine.scoring import TokenRecords, TruncationWarning, score_texts
 from core.methods import MethodConfigError, default_methods, parse_method, parse_methods, score_all
 from core.methods.loss import Loss
 from core.methods.min_k import MinK
@@ -165,7 +165,8 @@ def test_zlib_compresses_only_the_scored_part_of_a_truncated_passage():
 
 def test_zlib_of_a_real_truncated_passage_matches_the_hand_computed_ratio(tiny_lm):
     text = "The quick brown fox jumps over the lazy dog. " * 30
-    (records,) = score_texts(tiny_lm, [text], kgram_max=0, max_tokens=12)
+    with pytest.warns(TruncationWarning, match="the last 289 tokens were dropped"):
+        (records,) = score_texts(tiny_lm, [text], kgram_max=0, max_tokens=12)
     assert records.n_tokens == 12 and records.n_dropped > 0
     end = int(records.offsets[-1, 1])
     scored = text[:end]
