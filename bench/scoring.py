@@ -140,6 +140,16 @@ def timed(fn):
     return value, time.perf_counter() - start
 
 
+def write_result(out_dir: Path, name: str, result: dict) -> Path:
+    """``<out_dir>/<name>-<UTC timestamp>.json``, the layout every benchmark writes; prints its summary."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result.get("summary", {}), indent=2))
+    print(f"written to {path}")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="smollm2-135m")

@@ -30,7 +30,13 @@ from core.leakage.delta import (
     flag_reference_problems,
     pair_sets,
 )
-from core.leakage.losses import ModelLosses, ProblemLoss, first_solution_token, solution_losses
+from core.leakage.losses import (
+    ModelLosses,
+    ProblemLoss,
+    first_solution_token,
+    solution_losses,
+    solution_losses_full_pass,
+)
 from core.leakage.run import run_leakage_test
 
 
@@ -102,6 +108,21 @@ def test_solution_losses_batched_match_the_slow_path(tiny_lm):
         assert result.task_id == problem.task_id
         assert result.n_tokens == n
         assert result.loss == pytest.approx(expected, abs=1e-4)
+
+
+def test_cheap_solution_pass_equals_the_full_scoring_pass_batched_or_not(tiny_lm):
+    """Solution log-probs alone (logits only at the solution) = the full pass with every statistic."""
+    problems = list(builtin_problems(limit=5).problems) + list(humaneval_problems(limit=3).problems)
+    previous = solution_losses_full_pass(tiny_lm, problems)
+    seen: list[tuple[int, int]] = []
+    for budget in (4096, 300, 1):  # one batch; a few; one problem per batch
+        cheap = solution_losses(tiny_lm, problems, token_budget=budget, progress=lambda d, t: seen.append((d, t)))
+        for new, old, problem in zip(cheap, previous, problems):
+            assert (new.task_id, new.n_tokens) == (old.task_id, old.n_tokens) == (problem.task_id, new.n_tokens)
+            assert new.loss == pytest.approx(old.loss, abs=1e-6)
+    assert seen[-1] == (8, 8)
+    one_by_one = [solution_losses(tiny_lm, [p])[0] for p in problems]
+    assert [x.loss for x in one_by_one] == pytest.approx([x.loss for x in previous], abs=1e-5)
 
 
 def test_prompt_filling_the_context_is_a_clear_error(tiny_lm):

@@ -56,3 +56,15 @@ def test_memorised_questions_score_near_four_and_unseen_near_zero(memorised):
 
     finding = mcq_finding(report)
     assert finding.level == "strong" and "of 4 options" in finding.headline
+
+
+def test_memorised_completions_read_off_the_rendering_equal_the_per_probe_path(memorised):
+    """Memorised options are followed through the rendering's own pass to their end: still the same results."""
+    from core.mcq.completion import MCQConfig, run_mcq, run_mcq_sets
+
+    lm, trained, unseen, _ = memorised
+    questions = trained + unseen
+    fast = run_mcq_sets(lm, [questions], MCQConfig())[0]
+    slow = run_mcq(lm, questions, MCQConfig(), per_probe=True)
+    assert [r.probes for r in fast.results] == [r.probes for r in slow.results]
+    assert fast.summary("completion", [q.index for q in trained]).mean >= 3.5

@@ -16,10 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from transformers.cache_utils import DynamicCache, DynamicLayer
 
 from core.engine.batching import length_batches
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
+from core.engine.scoring import forward_kept
 
 DEFAULT_GENERATION_BUDGET = 4096
 """Padded prompt tokens per batch: bounds the prefill's activation memory."""
@@ -59,7 +61,7 @@ def greedy_generate(
             raise ValueError(f"Prompt {i} is empty; include at least the start token.")
         if counts[i] < 1:
             raise ValueError(f"Prompt {i}: max_new_tokens must be at least 1.")
-    room = [max(1, min(counts[i], lm.max_context - len(p))) for i, p in enumerate(prompts)]
+    room = [generation_room(lm, len(p), counts[i]) for i, p in enumerate(prompts)]
     results: list[Generation | None] = [None] * len(prompts)
     done = 0
     widths = [len(p) + room[i] for i, p in enumerate(prompts)]
@@ -71,6 +73,11 @@ def greedy_generate(
         if progress is not None:
             progress(done, len(prompts))
     return [r for r in results if r is not None]
+
+
+def generation_room(lm: LoadedModel, prompt_length: int, count: int) -> int:
+    """Tokens a prompt is continued by: ``count``, as far as the context allows, and at least one."""
+    return max(1, min(count, lm.max_context - prompt_length))
 
 
 @torch.inference_mode()
@@ -93,32 +100,60 @@ def _generate_batch(lm: LoadedModel, prompts: Sequence[Sequence[int]], counts: S
         use_cache=True,
         logits_to_keep=1,  # only the last position's logits are read; skips width x vocab of work
     )
-    cache = out.past_key_values
     logits = out.logits[:, -1].float()
     first_logprob = (logits.max(-1).values - torch.logsumexp(logits, -1)).tolist()
-    next_pos = positions[:, -1:] + 1
-    generated = torch.empty((rows, steps), dtype=torch.long, device=device)
-    for step in range(steps):
-        token = logits.argmax(-1)
-        generated[:, step] = token
-        if step + 1 == steps:
-            break
-        mask[:, width + step] = 1
-        out = lm.model(
-            input_ids=token[:, None],
-            attention_mask=mask[:, : width + step + 1],
-            position_ids=next_pos,
-            past_key_values=cache,
-            use_cache=True,
-        )
-        cache = out.past_key_values
-        logits = out.logits[:, -1].float()
-        next_pos = next_pos + 1
+    generated = _greedy_steps(lm, out.past_key_values, mask, width, positions[:, -1:] + 1, logits.argmax(-1), steps)
     ids = generated.cpu().tolist()
     return [
         Generation(token_ids=tuple(ids[row][: counts[row]]), first_logprob=float(first_logprob[row]))
         for row in range(rows)
     ]
+
+
+def _greedy_steps(
+    lm: LoadedModel,
+    cache,
+    mask: torch.Tensor,
+    width: int,
+    next_pos: torch.Tensor,
+    token: torch.Tensor,
+    steps: int,
+    counts: Sequence[int] | None = None,
+) -> torch.Tensor:
+    """(rows, steps) greedy ids: ``token`` first, then each next token fed back through the cache.
+
+    ``mask`` (rows, at least width + steps - 1) marks the cached columns ``:width``; the column of each fed
+    token is opened as it goes in, at position ``next_pos`` (rows, 1), which then counts up. With ``counts``
+    (ids wanted per row, ``token`` included), rows that have theirs leave the batch once they are a
+    quarter of it, so a batch of mixed counts does not run every row to the longest (their ids past their
+    count are left as they are).
+    """
+    generated = torch.zeros((token.shape[0], steps), dtype=torch.long, device=token.device)
+    generated[:, 0] = token
+    rows = torch.arange(token.shape[0], device=token.device)
+    wanted = None if counts is None else torch.tensor(list(counts), device=token.device)
+    for step in range(1, steps):
+        if wanted is not None:
+            going = wanted[rows] > step
+            if not going.any():
+                break
+            if 4 * int((~going).sum()) >= len(rows):
+                keep = going.nonzero()[:, 0]
+                cache.batch_select_indices(keep)
+                rows, mask, next_pos, token = rows[keep], mask[keep], next_pos[keep], token[keep]
+        mask[:, width + step - 1] = 1
+        out = lm.model(
+            input_ids=token[:, None],
+            attention_mask=mask[:, : width + step],
+            position_ids=next_pos,
+            past_key_values=cache,
+            use_cache=True,
+        )
+        cache = out.past_key_values
+        token = out.logits[:, -1].float().argmax(-1)
+        generated[rows, step] = token
+        next_pos = next_pos + 1
+    return generated
 
 
 @torch.inference_mode()
@@ -234,3 +269,204 @@ def sequence_logprobs_shared_prefix(
         for row, index in enumerate(batch):
             totals[index] = prefix_total + float(tail_totals[row].double())
     return totals
+
+
+# ------------------------------------------------------------------------------ continuing from a cache
+
+
+@dataclass(frozen=True)
+class _Segment:
+    layers: tuple[tuple[torch.Tensor, torch.Tensor], ...]
+    """Per layer, the keys and values of a whole batch: (rows, heads, length, head dim)."""
+    row: int
+    start: int
+    stop: int
+
+
+@dataclass(frozen=True)
+class CachedPrefix:
+    """The keys and values of one sequence's first ``length`` tokens, as views into batch caches.
+
+    The views point into the caches of the passes that computed them, so cutting a prefix or sharing it
+    between sequences copies nothing; a batch is laid out only when the next pass needs it.
+    """
+
+    segments: tuple[_Segment, ...]
+    length: int
+
+    def cut(self, length: int) -> CachedPrefix:
+        """The first ``length`` tokens of this prefix."""
+        if not 0 <= length <= self.length:
+            raise ValueError(f"Cannot cut a cached prefix of {self.length} tokens to {length}.")
+        kept, left = [], length
+        for segment in self.segments:
+            if left == 0:
+                break
+            take = min(left, segment.stop - segment.start)
+            kept.append(_Segment(segment.layers, segment.row, segment.start, segment.start + take))
+            left -= take
+        return CachedPrefix(tuple(kept), length)
+
+
+EMPTY_PREFIX = CachedPrefix((), 0)
+
+
+def reusable_cache_bytes(lm: LoadedModel) -> int | None:
+    """Bytes of keys and values per token when the model's cache is the plain per-layer keys and values
+    that ``CachedPrefix`` lays out; None for sliding-window, recurrent or quantised caches (their callers
+    take the prefill path instead)."""
+    with torch.inference_mode():
+        out = lm.model(input_ids=torch.tensor([[lm.start_token_id]], device=lm.device), use_cache=True)
+    cache = out.past_key_values
+    if type(cache) is not DynamicCache or not all(type(layer) is DynamicLayer for layer in cache.layers):
+        return None
+    return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+
+
+class _ReservedLayer(DynamicLayer):
+    """A layer's keys and values with room reserved for what comes next: appending writes into that room
+    instead of concatenating, which would copy the whole batch's keys and values at every decoding step."""
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, length: int):
+        super().__init__()
+        self.lazy_initialization(keys, values)
+        self._room, self._length = (keys, values), length
+        self._expose()
+
+    def _expose(self) -> None:
+        keys, values = self._room
+        self.keys, self.values = keys[:, :, : self._length], values[:, :, : self._length]
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        keys, values = self._room
+        end = self._length + key_states.shape[-2]
+        if end > keys.shape[-2]:  # more than was reserved: grow like a plain layer
+            return super().update(key_states, value_states, *args, **kwargs)
+        keys[:, :, self._length : end] = key_states
+        values[:, :, self._length : end] = value_states
+        self._length = end
+        self._expose()
+        return self.keys, self.values
+
+    def get_seq_length(self) -> int:
+        return self.keys.shape[-2]
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        keys, values = self._room
+        self._room = (keys[indices], values[indices])
+        self._expose()
+
+
+def _layout(prefixes: Sequence[CachedPrefix], width: int, reserve: int) -> DynamicCache:
+    """One batch cache holding each prefix right-aligned in ``width`` columns (zeros before it, masked),
+    with ``reserve`` more columns of room for the tokens that follow."""
+    template = next(p.segments[0] for p in prefixes if p.segments)
+    layers = []
+    for layer, (k0, v0) in enumerate(template.layers):
+        keys = k0.new_zeros((len(prefixes), k0.shape[1], width + reserve, k0.shape[3]))
+        values = v0.new_zeros((len(prefixes), v0.shape[1], width + reserve, v0.shape[3]))
+        for row, prefix in enumerate(prefixes):
+            at = width - prefix.length
+            for seg in prefix.segments:
+                n = seg.stop - seg.start
+                k, v = seg.layers[layer]
+                keys[row, :, at : at + n] = k[seg.row, :, seg.start : seg.stop]
+                values[row, :, at : at + n] = v[seg.row, :, seg.start : seg.stop]
+                at += n
+        layers.append(_ReservedLayer(keys, values, width))
+    cache = DynamicCache()
+    cache.layers = layers
+    return cache
+
+
+@torch.inference_mode()
+def run_after_prefixes(
+    lm: LoadedModel,
+    prefixes: Sequence[CachedPrefix],
+    tokens: Sequence[Sequence[int]],
+    keep: Sequence[Sequence[int]],
+) -> tuple[list[CachedPrefix], torch.Tensor]:
+    """One padded pass of each row's ``tokens`` after its cached prefix (``EMPTY_PREFIX``: from scratch).
+
+    Returns each row's prefix extended by its tokens, and the float32 logits at the token indices in
+    ``keep`` (row by row, each row's indices in ascending order). Prefixes are right-aligned and tokens
+    follow them, so every row sees exactly its own prefix and tokens; positions count real tokens only.
+    """
+    rows = len(tokens)
+    past = [p.length for p in prefixes]
+    width, span = max(past), max(len(t) for t in tokens)
+    input_ids = torch.full((rows, span), lm.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((rows, width + span), dtype=torch.long)
+    kept = torch.zeros((rows, span), dtype=torch.bool)
+    for row, (seq, indices) in enumerate(zip(tokens, keep, strict=True)):
+        input_ids[row, : len(seq)] = torch.tensor(list(seq), dtype=torch.long)
+        mask[row, width - past[row] : width + len(seq)] = 1
+        kept[row, list(indices)] = True
+    positions = torch.tensor(past)[:, None] + torch.arange(span)
+    inputs = {"input_ids": input_ids, "attention_mask": mask, "position_ids": positions, "use_cache": True}
+    inputs = {k: v.to(lm.device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+    if width:
+        inputs["past_key_values"] = _layout(prefixes, width, span)
+    logits, cache = forward_kept(lm, kept, **inputs)
+    # The batch cache holds each row's prefix (laid out) and its tokens: one segment, no older buffers kept.
+    layers = tuple((layer.keys, layer.values) for layer in cache.layers)
+    extended = [
+        CachedPrefix((_Segment(layers, row, width - past[row], width + len(seq)),), past[row] + len(seq))
+        for row, seq in enumerate(tokens)
+    ]
+    return extended, logits
+
+
+def _decoding_batches(
+    widths: Sequence[int], counts: Sequence[int], token_budget: int, max_rows: int
+) -> list[list[int]]:
+    """Row indices batched for decoding: by width, then by count within rows of similar widths.
+
+    Every decoding step reads every weight, so steps are what cost and a batch should need the same number
+    of them for most rows (by count); rows of similar widths lay out little padding, and ``token_budget``
+    bounds rows × widest row, the keys and values a batch holds (all the memory a decoding step needs).
+    """
+    batches = []
+    for group in length_batches(widths, 4 * token_budget):
+        rows = max(1, min(max_rows, token_budget // widths[group[0]]))
+        steps = [1 + counts[i] for i in group]
+        for batch in length_batches(steps, rows * max(steps), max_rows=rows):
+            batches.append([group[i] for i in batch])
+    return batches
+
+
+@torch.inference_mode()
+def greedy_after_prefixes(
+    lm: LoadedModel,
+    prefixes: Sequence[CachedPrefix],
+    first_tokens: Sequence[int],
+    counts: Sequence[int],
+    *,
+    token_budget: int = DEFAULT_GENERATION_BUDGET,
+    max_rows: int = MAX_BATCH_ROWS,
+) -> list[tuple[int, ...]]:
+    """Greedy continuations of ``prefix + first token``: the ``count`` tokens after the first token.
+
+    The prefill is already done (the prefixes' keys and values), so only decoding steps run, in batches
+    of similar widths and counts (``_decoding_batches``); rows leave their batch once they have their count.
+    """
+    results: list[tuple[int, ...]] = [()] * len(prefixes)
+    if not prefixes:
+        return results
+    for batch in _decoding_batches([p.length + 1 + c for p, c in zip(prefixes, counts, strict=True)], counts,
+                                   token_budget, max_rows):
+        chosen = [prefixes[i] for i in batch]
+        width = max(p.length for p in chosen)
+        steps = 1 + max(counts[i] for i in batch)
+        mask = torch.zeros((len(batch), width + steps), dtype=torch.long)
+        for row, prefix in enumerate(chosen):
+            mask[row, width - prefix.length : width] = 1
+        device = lm.device
+        next_pos = torch.tensor([[p.length] for p in chosen], device=device)
+        token = torch.tensor([first_tokens[i] for i in batch], device=device)
+        cache = _layout(chosen, width, steps) if width else None
+        wanted = [1 + counts[i] for i in batch]
+        generated = _greedy_steps(lm, cache, mask.to(device), width, next_pos, token, steps, wanted).cpu().tolist()
+        for row, index in enumerate(batch):
+            results[index] = tuple(generated[row][1 : 1 + counts[index]])
+    return results

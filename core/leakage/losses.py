@@ -16,7 +16,7 @@ import numpy as np
 from core.data.problems import CodeProblem
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, score_texts
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, encode_texts, score_texts, target_logprobs
 from core.errors import DataError
 
 
@@ -49,22 +49,40 @@ def solution_losses(
     token_budget: int = DEFAULT_TOKEN_BUDGET,
     progress: ProgressCallback | None = None,
 ) -> list[ProblemLoss]:
-    """Loss on each problem's solution tokens, conditioned on its prompt (one batched pass)."""
+    """Loss on each problem's solution tokens, conditioned on its prompt.
+
+    One batched pass that computes logits only at the solution's positions and keeps only each actual
+    token's log-prob (``target_logprobs``): the loss needs nothing else.
+    """
     if not problems:
         raise DataError("No problems to score.")
-    texts = [p.prompt + p.solution for p in problems]
-    records = score_texts(lm, texts, kgram_max=0, token_budget=token_budget, progress=progress)
-    out = []
-    for problem, rec in zip(problems, records):
-        first = first_solution_token(rec.offsets, len(problem.prompt))
-        solution_lp = rec.logprobs[first:]
-        if solution_lp.size == 0:
-            raise DataError(
-                f"Problem {problem.task_id}: its prompt fills the model's context of {lm.max_context} tokens, so "
-                "no solution token could be scored. Use a model with a longer context or drop this problem."
-            )
-        out.append(ProblemLoss(problem.task_id, float(-solution_lp.mean()), int(solution_lp.size)))
-    return out
+    encoded = encode_texts(lm, [p.prompt + p.solution for p in problems])
+    starts = [first_solution_token(np.asarray(e.offsets), len(p.prompt)) for p, e in zip(problems, encoded)]
+    logprobs = target_logprobs(lm, encoded, starts, token_budget=token_budget, progress=progress)
+    return [_problem_loss(lm, p, lp) for p, lp in zip(problems, logprobs)]
+
+
+def solution_losses_full_pass(
+    lm: LoadedModel, problems: Sequence[CodeProblem], *, token_budget: int = DEFAULT_TOKEN_BUDGET
+) -> list[ProblemLoss]:
+    """The previous path: the full scoring pass (every token's distribution statistics), then the
+    solution's log-probs. Kept as the reference ``solution_losses`` must equal (tests, ``bench/delta.py``)."""
+    if not problems:
+        raise DataError("No problems to score.")
+    records = score_texts(lm, [p.prompt + p.solution for p in problems], kgram_max=0, token_budget=token_budget)
+    return [
+        _problem_loss(lm, p, rec.logprobs[first_solution_token(rec.offsets, len(p.prompt)) :])
+        for p, rec in zip(problems, records)
+    ]
+
+
+def _problem_loss(lm: LoadedModel, problem: CodeProblem, solution_lp: np.ndarray) -> ProblemLoss:
+    if solution_lp.size == 0:
+        raise DataError(
+            f"Problem {problem.task_id}: its prompt fills the model's context of {lm.max_context} tokens, so "
+            "no solution token could be scored. Use a model with a longer context or drop this problem."
+        )
+    return ProblemLoss(problem.task_id, float(-solution_lp.mean()), int(solution_lp.size))
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.data.questions import MCQuestion, PromptLayout
-from core.engine.generation import DEFAULT_GENERATION_BUDGET, greedy_generate
+from core.engine.generation import DEFAULT_GENERATION_BUDGET, Generation, greedy_generate
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.errors import InputTextError
 from core.mcq.match import SIMILARITY_METRICS, SimilarityMetric, similarity
 from core.mcq.probes import CUT_MODES, CutMode, Probe, build_probes, completion_candidate, continuation_text
+from core.mcq.renderings import RenderingPrompts, generate_along_renderings
 
 ProbeKind = Literal["next_token", "completion", "similar"]
 PROBE_KINDS: tuple[str, ...] = ("next_token", "completion", "similar")
@@ -148,45 +149,98 @@ def run_mcq(
     config: MCQConfig | None = None,
     *,
     progress: ProgressCallback | None = None,
+    per_probe: bool = False,
 ) -> MCQRun:
-    """Build every probe, generate all continuations in length-sorted batches, judge them."""
+    """Build every probe, generate all continuations, judge them (see ``run_mcq_sets``)."""
+    return run_mcq_sets(lm, [questions], config, progress=progress, per_probe=per_probe)[0]
+
+
+def run_mcq_sets(
+    lm: LoadedModel,
+    question_sets: Sequence[Sequence[MCQuestion]],
+    config: MCQConfig | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    per_probe: bool = False,
+) -> list[MCQRun]:
+    """Probe versions of one benchmark together (original and shuffled options); one run per set.
+
+    Continuations come from one pass per question rendering (``core.mcq.renderings``), question ``i`` of
+    every set sharing its question text; ``per_probe`` runs each probe's own prompt instead (the previous
+    path, kept as the reference the fast one must equal).
+    """
     config = config or MCQConfig()
+    probe_sets = [_set_probes(lm, questions, config) for questions in question_sets]
+    probes = [p for set_probes in probe_sets for p in set_probes]
+    counts = [p.n_truth_tokens + config.slack_tokens for p in probes]
+    if per_probe:
+        generations = greedy_generate(
+            lm, [p.context_ids for p in probes], counts, token_budget=config.token_budget, progress=progress
+        )
+    else:
+        generations = _generations_along_renderings(lm, question_sets, probe_sets, config, progress)
+    judged = [_judge(lm, probe, generation, config) for probe, generation in zip(probes, generations, strict=True)]
+    runs, at = [], 0
+    for questions in question_sets:
+        per_question = len(questions[0].options)
+        results = tuple(
+            QuestionResult(question=q, probes=tuple(judged[at + i * per_question : at + (i + 1) * per_question]))
+            for i, q in enumerate(questions)
+        )
+        at += per_question * len(questions)
+        runs.append(MCQRun(results=results, config=config))
+    return runs
+
+
+def _set_probes(lm: LoadedModel, questions: Sequence[MCQuestion], config: MCQConfig) -> list[Probe]:
     if not questions:
         raise InputTextError("No questions to probe.")
     n_options = {len(q.options) for q in questions}
     if len(n_options) != 1:
         raise InputTextError(f"Questions have different numbers of options ({sorted(n_options)}); probe them apart.")
-    probes = [
+    return [
         p for q in questions for p in build_probes(lm, q, config.layout, config.cut, slack_tokens=config.slack_tokens)
     ]
-    generations = greedy_generate(
-        lm,
-        [p.context_ids for p in probes],
-        [p.n_truth_tokens + config.slack_tokens for p in probes],
-        token_budget=config.token_budget,
-        progress=progress,
-    )
-    judged = []
-    for probe, generation in zip(probes, generations):
-        continuation = continuation_text(lm, probe, generation.token_ids)
-        candidate = completion_candidate(probe, continuation)
-        sim = similarity(probe.ground_truth, candidate, config.metric)
-        judged.append(
-            ProbeResult(
-                probe=probe,
-                predicted_id=generation.token_ids[0],
-                continuation=continuation,
-                completion=candidate,
-                similarity=sim,
-                similar=sim >= config.threshold,
+
+
+def _generations_along_renderings(
+    lm: LoadedModel,
+    question_sets: Sequence[Sequence[MCQuestion]],
+    probe_sets: Sequence[Sequence[Probe]],
+    config: MCQConfig,
+    progress: ProgressCallback | None,
+) -> list[Generation]:
+    renderings = []
+    for questions, set_probes in zip(question_sets, probe_sets, strict=True):
+        per_question = len(questions[0].options)
+        for i, question in enumerate(questions):
+            text, _ = config.layout.render(question)
+            ids = (lm.start_token_id, *lm.tokenizer(text, add_special_tokens=False)["input_ids"])
+            own = set_probes[i * per_question : (i + 1) * per_question]
+            renderings.append(
+                RenderingPrompts(
+                    group=i,
+                    ids=ids,
+                    prompts=tuple(p.context_ids for p in own),
+                    counts=tuple(p.n_truth_tokens + config.slack_tokens for p in own),
+                )
             )
-        )
-    per_question = next(iter(n_options))
-    results = tuple(
-        QuestionResult(question=q, probes=tuple(judged[i * per_question : (i + 1) * per_question]))
-        for i, q in enumerate(questions)
+    per_rendering = generate_along_renderings(lm, renderings, token_budget=config.token_budget, progress=progress)
+    return [g for row in per_rendering for g in row]
+
+
+def _judge(lm: LoadedModel, probe: Probe, generation: Generation, config: MCQConfig) -> ProbeResult:
+    continuation = continuation_text(lm, probe, generation.token_ids)
+    candidate = completion_candidate(probe, continuation)
+    sim = similarity(probe.ground_truth, candidate, config.metric)
+    return ProbeResult(
+        probe=probe,
+        predicted_id=generation.token_ids[0],
+        continuation=continuation,
+        completion=candidate,
+        similarity=sim,
+        similar=sim >= config.threshold,
     )
-    return MCQRun(results=results, config=config)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from core.data.questions import MCQuestion
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback, offset_progress
-from core.mcq.completion import PROBE_KINDS, MCQConfig, MCQRun, Mitigation, QuestionResult, run_mcq, summary_row
+from core.mcq.completion import PROBE_KINDS, MCQConfig, MCQRun, Mitigation, QuestionResult, run_mcq_sets, summary_row
 from core.mcq.permutation import PermutationResult, QuestionOrders, permutation_test
 from core.mcq.shuffle import shuffle_questions
 
@@ -98,8 +98,9 @@ def probe_questions(
     n_probes = sum(len(q.options) for q in questions)
     n_orders = len(questions) * math.factorial(len(questions[0].options)) if permutation and questions else 0
     total = 2 * n_probes + n_orders
-    original = run_mcq(lm, questions, config, progress=offset_progress(progress, 0, total))
-    shuffled = run_mcq(lm, shuffled_questions, config, progress=offset_progress(progress, n_probes, total))
+    original, shuffled = run_mcq_sets(
+        lm, [questions, shuffled_questions], config, progress=offset_progress(progress, 0, total)
+    )
     orders = (
         permutation_test(
             lm, questions, config.layout, progress=offset_progress(progress, 2 * n_probes, total)

@@ -1,0 +1,119 @@
+"""MCQ probes from one pass per question rendering must equal the per-probe path, probe for probe."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from core.data.questions import PromptLayout, load_mcq
+from core.engine.generation import (
+    EMPTY_PREFIX,
+    greedy_after_prefixes,
+    greedy_generate_slow,
+    reusable_cache_bytes,
+    run_after_prefixes,
+)
+from core.mcq.completion import MCQConfig, MCQRun, run_mcq, run_mcq_sets
+from core.mcq.probes import build_probes
+from core.mcq.shuffle import shuffle_questions
+from core.mcq.study import run_benchmark
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+MMLU = str(DATA / "mmlu_sample.jsonl")
+CHINESE = str(DATA / "chinese_mcq_sample.jsonl")
+
+
+def _ids(lm, text: str) -> list[int]:
+    return [lm.start_token_id] + list(lm.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def _assert_same_runs(fast: list[MCQRun], slow: list[MCQRun]) -> None:
+    for a, b in zip(fast, slow, strict=True):
+        for qa, qb in zip(a.results, b.results, strict=True):
+            assert qa.question == qb.question
+            for pa, pb in zip(qa.probes, qb.probes, strict=True):
+                assert pa == pb, (pa.probe.question_index, pa.probe.option_index)
+
+
+def _both_paths(lm, sets, config):
+    fast = run_mcq_sets(lm, sets, config)
+    slow = [run_mcq(lm, questions, config, per_probe=True) for questions in sets]
+    _assert_same_runs(fast, slow)
+    return fast
+
+
+# --- engine: passes after cached prefixes, decoding after them -------------------------------------
+
+
+def test_passes_after_cached_prefixes_give_the_logits_of_full_sequences(tiny_lm):
+    seqs = [_ids(tiny_lm, t) for t in ("Which of these is prime?\nA. 4\nB. 7", "Which of these is even?\nA. 3")]
+    stems, _ = run_after_prefixes(tiny_lm, [EMPTY_PREFIX] * 2, [s[:5] for s in seqs], [[], []])
+    rests, logits = run_after_prefixes(
+        tiny_lm, stems, [s[5:] for s in seqs], [list(range(len(s) - 5)) for s in seqs]
+    )
+    at = 0
+    for seq, prefix in zip(seqs, rests):
+        assert prefix.length == len(seq)
+        with torch.inference_mode():
+            full = tiny_lm.model(input_ids=torch.tensor([seq])).logits[0, 5:].float()
+        assert torch.allclose(logits[at : at + len(full)], full, atol=1e-4)
+        at += len(full)
+    # Cutting a prefix and decoding after it equals greedy decoding of that prompt from scratch.
+    prompts = [(0, 7), (0, 12), (1, 6)]
+    cut = [rests[row].cut(n) for row, n in prompts]
+    firsts = [seqs[row][n] for row, n in prompts]
+    counts = [4, 1, 6]
+    for budget in (4096, 20):  # one batch; a row per batch
+        out = greedy_after_prefixes(tiny_lm, cut, firsts, counts, token_budget=budget)
+        for (row, n), first, count, got in zip(prompts, firsts, counts, out):
+            assert got == greedy_generate_slow(tiny_lm, seqs[row][:n] + [first], count)
+    with pytest.raises(ValueError):
+        rests[0].cut(len(seqs[0]) + 1)
+    assert reusable_cache_bytes(tiny_lm) == 2 * 2 * 2 * 8 * 4  # layers × (keys, values) × kv heads × dim × fp32
+
+
+# --- probes: fast path = per-probe path ---------------------------------------------------------------
+
+
+def test_renderings_equal_per_probe_on_mmlu_including_cuts_inside_a_token(tiny_lm):
+    questions = load_mcq(MMLU, limit=8).questions
+    sets = [questions, shuffle_questions(questions, seed=3)]
+    probes = [p for q in questions for p in build_probes(tiny_lm, q, PromptLayout())]
+    assert {"inside_token", "aligned"} <= {p.boundary for p in probes}
+    for config in (MCQConfig(), MCQConfig(cut="words", slack_tokens=0), MCQConfig(token_budget=64)):
+        _both_paths(tiny_lm, sets, config)
+
+
+def test_renderings_equal_per_probe_on_the_chinese_sample(tiny_lm):
+    questions = load_mcq(CHINESE).questions
+    _both_paths(tiny_lm, [questions, shuffle_questions(questions, seed=1)], MCQConfig())
+
+
+def test_renderings_follow_the_text_where_the_model_reproduces_it(smollm2):
+    """SmolLM2 completes many MMLU options: those probes are read off the rendering's pass (teacher forcing)."""
+    questions = load_mcq(MMLU, limit=6).questions
+    fast = _both_paths(smollm2, [questions, shuffle_questions(questions, seed=0)], MCQConfig())
+    followed = [p for run in fast for r in run.results for p in r.probes if p.next_token_correct]
+    assert len(followed) >= 6 and any(p.exact for p in followed)
+
+
+def test_prompts_that_are_not_a_rendering_start_take_the_per_probe_path(tiny_lm):
+    """A short context: long renderings do not fit and long prompts are cut, so they run probe by probe."""
+    small = dataclasses.replace(tiny_lm, max_context=96)
+    questions = load_mcq(MMLU, limit=6).questions
+    probes = [p for q in questions for p in build_probes(small, q, PromptLayout())]
+    assert any(p.n_context_dropped for p in probes) and any(not p.n_context_dropped for p in probes)
+    seen: list[tuple[int, int]] = []
+    fast = run_mcq_sets(small, [questions], MCQConfig(), progress=lambda d, t: seen.append((d, t)))
+    _assert_same_runs(fast, [run_mcq(small, questions, MCQConfig(), per_probe=True)])
+    assert seen[-1] == (24, 24) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_study_progress_counts_every_probe_of_both_sets(tiny_lm):
+    questions = load_mcq(MMLU, limit=3).questions
+    seen: list[tuple[int, int]] = []
+    run_benchmark(tiny_lm, questions, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (24, 24)
