@@ -7,9 +7,11 @@ search speed per backend, recall of the planted copies, and agreement of the n-g
 brute-force computation (a sample of test instances against every document). Elasticsearch runs twice on
 the same server: the n-gram keyword path (one query per test instance over the ``grams`` field), and the
 previous path, one ``match_phrase`` query per n-gram, which is what an index without ``grams`` (built before
-that field existed) still gets.
+that field existed) still gets. Each backend first searches ``--warmup-rounds`` sets of other instances, as
+a long-running server would have; the first of them gives the cold-server rate (``*_first_search``).
 
-Usage: .venv/bin/python bench/overlap.py [--docs 100000] [--tests 1000] [--es-url URL | --no-es] [--no-previous]
+Usage: .venv/bin/python bench/overlap.py [--docs 100000] [--tests 1000] [--warmup-rounds 5]
+       [--es-url URL | --no-es] [--no-previous]
 Without --es-url (or ES_URL) it starts the local server with scripts/es_start.sh and stops it after.
 Results go to bench/results/overlap-<timestamp>.json; its ``summary`` holds ``es_vs_embedded_search`` (ratio
 of instances/s), ``identical_scores`` (every instance's score equal on both backends) and the recalls.
@@ -53,7 +55,7 @@ class PreviousElasticsearch(ElasticsearchBackend):
         return writer
 
 
-def make_corpus(folder: Path, n_docs: int, n_tests: int, seed: int = 0) -> dict:
+def make_corpus(folder: Path, n_docs: int, n_tests: int, seed: int = 0, warmup_rounds: int = 1) -> dict:
     """Writes train.jsonl and test.jsonl; returns which test ids were planted where."""
     rng = random.Random(seed)
     vocab = [f"w{i}" for i in range(20000)]
@@ -78,13 +80,14 @@ def make_corpus(folder: Path, n_docs: int, n_tests: int, seed: int = 0) -> dict:
     with (folder / "test.jsonl").open("w") as f:
         for i, t in enumerate(tests):
             f.write(json.dumps({"id": str(i), "question": t}) + "\n")
-    # Other instances of the same shape, searched first: a server's first queries after start-up run slower
-    # (JIT, caches) and repeating the measured ones would let a query cache answer them.
+    # Other instances of the same shape, searched first, a set per warm-up round: a server's first queries
+    # after start-up run slower (JIT, caches), and repeating the measured ones would let a cache answer them.
     warm = random.Random(seed + 1)
-    with (folder / "warmup.jsonl").open("w") as f:
-        for i in range(n_tests):
-            text = " ".join(warm.choices(vocab, k=warm.randint(12, 40)))
-            f.write(json.dumps({"id": str(i), "question": text}) + "\n")
+    for round_ in range(warmup_rounds):
+        with (folder / f"warmup-{round_}.jsonl").open("w") as f:
+            for i in range(n_tests):
+                text = " ".join(warm.choices(vocab, k=warm.randint(12, 40)))
+                f.write(json.dumps({"id": str(i), "question": text}) + "\n")
     return {"exact": exact, "near": near, "planted": planted, "docs": docs, "tests": tests}
 
 
@@ -113,11 +116,13 @@ def run_backend(backend, folder: Path, corpus: dict, brute: dict[str, float]) ->
     index_s = time.perf_counter() - start
     info = backend.info("bench")
     tests = load_eval_set(str(folder / "test.jsonl"), "question", name="test", id_field="id")
-    warmup = load_eval_set(str(folder / "warmup.jsonl"), "question", name="warmup", id_field="id")
     settings = SearchSettings(mode="ngram", ngram_size=NGRAM, search_size=100)
-    start = time.perf_counter()
-    search(backend, ["bench"], [warmup], settings)
-    warmup_s = time.perf_counter() - start
+    warmup_rates = []
+    for path in sorted(folder.glob("warmup-*.jsonl"), key=lambda p: int(p.stem.split("-")[1])):
+        warmup = load_eval_set(str(path), "question", name="warmup", id_field="id")
+        start = time.perf_counter()
+        search(backend, ["bench"], [warmup], settings)
+        warmup_rates.append(round(len(warmup) / (time.perf_counter() - start), 1))
     start = time.perf_counter()
     matches = search(backend, ["bench"], [tests], settings)
     search_s = time.perf_counter() - start
@@ -133,7 +138,8 @@ def run_backend(backend, folder: Path, corpus: dict, brute: dict[str, float]) ->
         "index_size_mb": round(info.size_bytes / 2**20, 1),
         "search_seconds": round(search_s, 2),
         "tests_per_second": round(len(tests) / search_s, 1),
-        "warmup_tests_per_second": round(len(warmup) / warmup_s, 1),
+        "warmup_tests_per_second": warmup_rates[0],
+        "warmup_rounds_tests_per_second": warmup_rates,
         "exact_copy_recall": exact_found / len(corpus["exact"]),
         "near_copy_recall_at_0.5": near_found / len(corpus["near"]),
         "brute_force_agreement": f"{agree}/{len(brute)}",
@@ -178,6 +184,8 @@ def main() -> int:
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--tests", type=int, default=1_000)
     parser.add_argument("--brute-sample", type=int, default=200)
+    parser.add_argument("--warmup-rounds", type=int, default=5,
+                        help="searches of fresh instances before the measured one (a long-running server is warm)")
     parser.add_argument("--es-url", default=os.environ.get("ES_URL"))
     parser.add_argument("--no-es", action="store_true")
     parser.add_argument("--no-previous", action="store_true", help="skip the previous Elasticsearch path")
@@ -186,7 +194,7 @@ def main() -> int:
                      "cpus": os.cpu_count(), "gpu": None}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        corpus = make_corpus(folder, args.docs, args.tests)
+        corpus = make_corpus(folder, args.docs, args.tests, warmup_rounds=max(1, args.warmup_rounds))
         rng = random.Random(1)
         sample = sorted(rng.sample(corpus["exact"], 50) + rng.sample(corpus["near"], 50)
                         + rng.sample(range(args.tests), args.brute_sample - 100))
