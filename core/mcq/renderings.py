@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from core.engine.batching import length_batches
+from core.engine.batching import length_batches, split_by_extent
 from core.engine.generation import (
     DEFAULT_GENERATION_BUDGET,
     EMPTY_PREFIX,
@@ -150,7 +150,7 @@ def _run_chunk(
     }
     needed = {r: _needed_positions(renderings[r], rooms[r]) for r in plans}
     pass_budget = min(token_budget, CPU_PASS_TOKENS) if lm.device.type == "cpu" else token_budget
-    prefixes, best = _rendering_passes(lm, renderings, needed, pass_budget)
+    prefixes, best = _rendering_passes(lm, renderings, needed, pass_budget, DECODE_BUDGETS * token_budget)
     pending: list[tuple[int, int, list[int], float]] = []  # probes that leave their rendering
     for r, ps in plans.items():
         for p in ps:
@@ -194,6 +194,7 @@ def _rendering_passes(
     renderings: Sequence[RenderingPrompts],
     needed: dict[int, list[int]],
     token_budget: int,
+    cache_budget: int,
 ) -> tuple[dict[int, CachedPrefix], dict[int, Best]]:
     """Each rendering's keys and values and its greedy tokens at the needed positions.
 
@@ -208,7 +209,7 @@ def _rendering_passes(
         (renderings[members[0]].ids[: stems[g]], sorted({i for r in members for i in needed[r] if i < stems[g]}))
         for g, members in groups.items()
     ]
-    stem_prefixes, stem_best = _passes(lm, [EMPTY_PREFIX] * len(stem_rows), stem_rows, token_budget)
+    stem_prefixes, stem_best = _passes(lm, [EMPTY_PREFIX] * len(stem_rows), stem_rows, token_budget, cache_budget)
     by_group = dict(zip(groups, range(len(groups))))
     prefixes: dict[int, CachedPrefix] = {}
     best: dict[int, Best] = {}
@@ -223,7 +224,7 @@ def _rendering_passes(
     for r in rests:
         stem = stems[renderings[r].group]
         rest_rows.append((renderings[r].ids[stem:], sorted(i - stem for i in needed[r] if i >= stem)))
-    rest_prefixes, rest_best = _passes(lm, [prefixes[r] for r in rests], rest_rows, token_budget)
+    rest_prefixes, rest_best = _passes(lm, [prefixes[r] for r in rests], rest_rows, token_budget, cache_budget)
     for r, prefix, found in zip(rests, rest_prefixes, rest_best, strict=True):
         stem = stems[renderings[r].group]
         prefixes[r] = prefix
@@ -243,12 +244,23 @@ def _passes(
     prefixes: Sequence[CachedPrefix],
     rows: Sequence[tuple[Sequence[int], Sequence[int]]],
     token_budget: int,
+    cache_budget: int,
 ) -> tuple[list[CachedPrefix], list[Best]]:
-    """``run_after_prefixes`` in length batches; per row, its extended prefix and greedy tokens at kept indices."""
+    """``run_after_prefixes`` in batches; per row, its extended prefix and greedy tokens at kept indices.
+
+    Batched on the tokens each row runs (padding them costs a whole forward pass per padded token), then
+    split so the laid-out keys and values stay bounded; a row after a shorter cached prefix only pads
+    what attention reads."""
     out_prefixes: list[CachedPrefix | None] = [None] * len(rows)
     out_best: list[Best] = [{} for _ in rows]
-    lengths = [p.length + len(tokens) for p, (tokens, _) in zip(prefixes, rows, strict=True)]
-    for batch in length_batches(lengths, token_budget):
+    spans = [len(tokens) for tokens, _ in rows]
+    extents = [p.length + len(tokens) for p, (tokens, _) in zip(prefixes, rows, strict=True)]
+    batches = [
+        part
+        for batch in length_batches(spans, token_budget)
+        for part in split_by_extent(batch, extents, cache_budget)
+    ]
+    for batch in batches:
         extended, logits = run_after_prefixes(
             lm, [prefixes[i] for i in batch], [rows[i][0] for i in batch], [rows[i][1] for i in batch]
         )

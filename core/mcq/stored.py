@@ -30,8 +30,10 @@ from core.store.results import ResultStore, RunInfo, SampleRow
 from core.store.runloop import RunRequest, run_resumable
 
 KIND = "mcq"
-DEFAULT_BATCH_SIZE = 4
-"""Questions per stored batch: small, so an interrupted run loses little and the bar moves often."""
+DEFAULT_BATCH_SIZE = 16
+"""Questions per stored batch. The probes of a batch share their passes and decoding steps, so larger
+batches run faster (32 MMLU questions with SmolLM2 on 2 CPU cores: 20 s in batches of 4, 17 s in batches
+of 16); 16 keeps what an interruption loses, and the wait between progress updates, to seconds."""
 SAMPLE_FORMAT = 2
 """Version of what each stored question holds; 2 added the full question, its options and answer. It is
 part of the run key, so a run stored before it is never reused: running the test again stores a complete one."""
