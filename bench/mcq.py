@@ -51,7 +51,7 @@ PREVIOUS_COMMIT = "d79c5c5"
 stored command probed 4 questions per batch, the original options and then the shuffled ones."""
 
 
-def previous_path(lm, sets, config) -> list[MCQRun]:
+def per_probe_path(lm, sets, config) -> list[MCQRun]:
     return run_mcq_sets(lm, sets, config, per_probe=True)
 
 
@@ -125,7 +125,7 @@ def compare_commands(model: str, n_questions: int, rounds: int, commit: str) -> 
 
 def compare_engines(lm, sets, config, rounds: int) -> dict:
     """Per-probe prompts against one pass per rendering, in this process, alternating which goes first."""
-    paths = [("per_probe", previous_path), ("renderings", renderings_path)]
+    paths = [("per_probe", per_probe_path), ("renderings", renderings_path)]
     results, differing = [], 0
     runs: dict[str, list[MCQRun]] = {}
     for repeat in range(rounds):
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(questions)} questions, {n_probes} probes, model {lm.describe()}", flush=True)
     # Warm-up so one-time costs (allocator, kernels) are billed to neither engine path.
     warm = [s[:2] for s in sets]
-    previous_path(lm, warm, config), renderings_path(lm, warm, config)
+    per_probe_path(lm, warm, config), renderings_path(lm, warm, config)
     n_tokens, t_forward = timed(lambda: bare_forward(lm, texts))
     print(f"plain forward pass over the renderings: {n_tokens} tokens in {t_forward:.1f} s", flush=True)
     engines = compare_engines(lm, sets, config, max(1, args.engine_rounds))

@@ -39,17 +39,8 @@ def split_by_extent(batch: Sequence[int], extents: Sequence[int], budget: int) -
 
     For batches formed on one length (tokens to run, steps to decode) whose memory also grows with a
     second one (keys and values already cached): the first keeps padding small, this bounds the memory.
-    A row wider than the budget still gets a part of its own.
+    The same grouping as ``length_batches``, over ``extents`` of the batch's rows: a row wider than the
+    budget still gets a part of its own.
     """
-    if budget < 1:
-        raise ValueError("budget must be positive.")
-    parts: list[list[int]] = []
-    current: list[int] = []
-    for index in sorted(batch, key=lambda i: -extents[i]):
-        if current and extents[current[0]] * (len(current) + 1) > budget:
-            parts.append(current)
-            current = []
-        current.append(index)
-    if current:
-        parts.append(current)
-    return parts
+    rows = list(batch)
+    return [[rows[i] for i in part] for part in length_batches([extents[i] for i in rows], budget)]
