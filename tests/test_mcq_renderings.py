@@ -12,12 +12,15 @@ from core.data.questions import PromptLayout, load_mcq
 from core.engine.generation import (
     EMPTY_PREFIX,
     greedy_after_prefixes,
+    greedy_generate,
     greedy_generate_slow,
     reusable_cache_bytes,
     run_after_prefixes,
 )
+from core.engine.packing import TokenTree, honours_packed_masks, run_packed_trees
 from core.mcq.completion import MCQConfig, MCQRun, run_mcq, run_mcq_sets
 from core.mcq.probes import build_probes
+from core.mcq.renderings import RenderingPrompts, generate_along_renderings
 from core.mcq.shuffle import shuffle_questions
 from core.mcq.study import run_benchmark
 
@@ -73,6 +76,65 @@ def test_passes_after_cached_prefixes_give_the_logits_of_full_sequences(tiny_lm)
     with pytest.raises(ValueError):
         rests[0].cut(len(seqs[0]) + 1)
     assert reusable_cache_bytes(tiny_lm) == 2 * 2 * 2 * 8 * 4  # layers × (keys, values) × kv heads × dim × fp32
+
+
+def test_packed_token_trees_give_each_path_what_running_it_alone_gives(tiny_lm):
+    """Trees packed into rows (tiny rows: several rows, a tree wider than a row, a lone stem) give every
+    path the greedy tokens and log-probs of its full sequence, and keys and values to decode after."""
+    texts = ["Which of these is prime?\nA. 4\nB. 7", "Which of these is prime?\nA. 9\nB. 2",
+             "Name a colour.\nA. red", "Name a colour.\nA. blue, as the sky is", "Two plus two?"]
+    seqs = [_ids(tiny_lm, t) for t in texts]
+    def tree(stem: int, of: list[int], keep: list[tuple[int, ...]]) -> TokenTree:
+        return TokenTree(tuple(seqs[of[0]][:stem]), tuple(tuple(seqs[s][stem:]) for s in of), tuple(keep))
+
+    trees = [
+        tree(8, [0, 1], [tuple(range(4, len(seqs[0]))), tuple(range(len(seqs[1])))]),
+        tree(6, [2, 3], [(5, 6), tuple(range(2, len(seqs[3])))]),
+        tree(len(seqs[4]), [4], [tuple(range(len(seqs[4])))]),
+    ]
+    assert seqs[0][:8] == seqs[1][:8] and seqs[2][:6] == seqs[3][:6]
+    paths = {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1), 4: (2, 0)}
+    for row_tokens, budget in ((16, 40), (4096, 4096)):
+        ran = run_packed_trees(tiny_lm, trees, budget, row_tokens=row_tokens)
+        for s, (t, b) in paths.items():
+            prefix, greedy = ran[t][b]
+            assert prefix.length == len(seqs[s]) and set(greedy) == set(trees[t].keep[b])
+            with torch.inference_mode():
+                full = tiny_lm.model(input_ids=torch.tensor([seqs[s]])).logits[0].float()
+            for i, (token, logprob) in greedy.items():
+                assert token == int(full[i].argmax())
+                assert logprob == pytest.approx(float(full[i].max() - torch.logsumexp(full[i], -1)), abs=1e-4)
+        # Decoding after a cut of a packed path equals greedy decoding of that prompt from scratch.
+        cuts = [(1, 10), (3, 9), (4, 3)]
+        firsts = [seqs[s][n] for s, n in cuts]
+        out = greedy_after_prefixes(tiny_lm, [ran[paths[s][0]][paths[s][1]][0].cut(n) for s, n in cuts], firsts,
+                                    [5, 2, 4])
+        for (s, n), first, count, got in zip(cuts, firsts, [5, 2, 4], out):
+            assert got == greedy_generate_slow(tiny_lm, seqs[s][:n] + [first], count)
+    assert honours_packed_masks(tiny_lm)
+
+
+def test_packed_and_padded_rendering_passes_give_the_same_probes(tiny_lm):
+    """Both ways of running the renderings (packed trees; shared start, then padded rests) give each prompt
+    the per-probe path's greedy tokens."""
+    config = MCQConfig()
+    questions = load_mcq(MMLU, limit=6).questions
+    renderings = []
+    for group, question in enumerate(questions):
+        for version in (question, shuffle_questions([question], seed=group)[0]):
+            own = build_probes(tiny_lm, version, config.layout)
+            renderings.append(RenderingPrompts(group=group, ids=tuple(_ids(tiny_lm, config.layout.render(version)[0])),
+                                               prompts=tuple(p.context_ids for p in own),
+                                               counts=tuple(p.n_truth_tokens + 2 for p in own)))
+    packed = generate_along_renderings(tiny_lm, renderings, packed=True)
+    padded = generate_along_renderings(tiny_lm, renderings, packed=False)
+    for rendering, *ways in zip(renderings, packed, padded, strict=True):
+        per_probe = greedy_generate(tiny_lm, rendering.prompts, list(rendering.counts))
+        for generations in ways:
+            assert [g.token_ids for g in generations] == [g.token_ids for g in per_probe]
+            # the first token's log-prob agrees to rounding (the passes run other shapes)
+            assert [g.first_logprob for g in generations] == pytest.approx([g.first_logprob for g in per_probe],
+                                                                           abs=1e-4)
 
 
 # --- probes: fast path = per-probe path ---------------------------------------------------------------

@@ -111,3 +111,19 @@ def test_mcq_report_from_run_says_what_to_do_with_old_unfinished_or_foreign_runs
     membership = store.get_or_create_run("mia", {"x": 1}, {"dataset": "d", "model": "m"})
     with pytest.raises(LeakLensError, match="'mia' run, not a multiple-choice"):
         mcq_report_from_run(store, membership)
+
+
+def test_stored_runs_probe_batches_of_the_longest_options_first(tiny_lm, tmp_path):
+    """Long continuations decode together (a batch waits on its longest): questions are taken longest option
+    first, and each batch is stored in the benchmark's order. Longest options of the first five MMLU
+    questions: 21, 20, 145, 6 and 2 characters."""
+    from core.mcq.completion import MCQConfig
+    from core.mcq.stored import longest_options_first
+
+    questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=5).questions
+    assert longest_options_first(questions) == [2, 0, 1, 3, 4]
+    assert longest_options_first([]) == []
+    store = ResultStore(tmp_path / "results.sqlite")
+    _, run, _ = run_stored_benchmark(questions, MCQConfig(), load=lambda: tiny_lm, store=store, model="tiny-random",
+                                     benchmark="mmlu", batch_size=2)
+    assert [s.sample_id for s in store.load_samples(run.run_id)] == ["0", "2", "1", "3", "4"]

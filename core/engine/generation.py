@@ -124,9 +124,10 @@ def _greedy_steps(
 
     ``mask`` (rows, at least width + steps - 1) marks the cached columns ``:width``; the column of each fed
     token is opened as it goes in, at position ``next_pos`` (rows, 1), which then counts up. With ``counts``
-    (ids wanted per row, ``token`` included), rows that have theirs leave the batch once they are a
-    quarter of it, so a batch of mixed counts does not run every row to the longest (their ids past their
-    count are left as they are).
+    (ids wanted per row, ``token`` included), rows that have theirs leave the batch, so a batch of mixed
+    counts does not run every row to the longest (their ids past their count are left as they are): at
+    once when they are the last rows (the cache keeps its leading rows without a copy, hence callers put
+    rows in descending counts), else once they are a quarter of the batch.
     """
     generated = torch.zeros((token.shape[0], steps), dtype=torch.long, device=token.device)
     generated[:, 0] = token
@@ -137,7 +138,8 @@ def _greedy_steps(
             going = wanted[rows] > step
             if not going.any():
                 break
-            if 4 * int((~going).sum()) >= len(rows):
+            finished = int((~going).sum())
+            if finished and (not going[-finished:].any() or 4 * finished >= len(rows)):
                 keep = going.nonzero()[:, 0]
                 cache.batch_select_indices(keep)
                 rows, mask, next_pos, token = rows[keep], mask[keep], next_pos[keep], token[keep]
@@ -294,6 +296,13 @@ class CachedPrefix:
     segments: tuple[_Segment, ...]
     length: int
 
+    @staticmethod
+    def of_row(layers: tuple[tuple[torch.Tensor, torch.Tensor], ...], row: int,
+               spans: Sequence[tuple[int, int]]) -> CachedPrefix:
+        """The prefix made of columns ``spans`` (in order) of one row of a batch's per-layer keys and values."""
+        segments = tuple(_Segment(layers, row, start, stop) for start, stop in spans if stop > start)
+        return CachedPrefix(segments, sum(stop - start for start, stop in spans))
+
     def cut(self, length: int) -> CachedPrefix:
         """The first ``length`` tokens of this prefix."""
         if not 0 <= length <= self.length:
@@ -353,20 +362,28 @@ class _ReservedLayer(DynamicLayer):
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
         keys, values = self._room
-        self._room = (keys[indices], values[indices])
+        if bool((indices == torch.arange(len(indices), device=indices.device)).all()):
+            self._room = (keys[: len(indices)], values[: len(indices)])  # the leading rows: a view, no copy
+        else:
+            self._room = (keys[indices], values[indices])
         self._expose()
 
 
 def _layout(prefixes: Sequence[CachedPrefix], width: int, reserve: int) -> DynamicCache:
     """One batch cache holding each prefix right-aligned in ``width`` columns (zeros before it, masked),
-    with ``reserve`` more columns of room for the tokens that follow."""
+    with ``reserve`` more columns of room for the tokens that follow.
+
+    The room is left unset: a column is read only once its token has been written there (``_ReservedLayer``).
+    The masked columns before a prefix are read, and must be finite, so they are zeroed."""
     template = next(p.segments[0] for p in prefixes if p.segments)
     layers = []
     for layer, (k0, v0) in enumerate(template.layers):
-        keys = k0.new_zeros((len(prefixes), k0.shape[1], width + reserve, k0.shape[3]))
-        values = v0.new_zeros((len(prefixes), v0.shape[1], width + reserve, v0.shape[3]))
+        keys = k0.new_empty((len(prefixes), k0.shape[1], width + reserve, k0.shape[3]))
+        values = v0.new_empty((len(prefixes), v0.shape[1], width + reserve, v0.shape[3]))
         for row, prefix in enumerate(prefixes):
             at = width - prefix.length
+            keys[row, :, :at] = 0
+            values[row, :, :at] = 0
             for seg in prefix.segments:
                 n = seg.stop - seg.start
                 k, v = seg.layers[layer]
@@ -455,6 +472,7 @@ def greedy_after_prefixes(
         return results
     for batch in _decoding_batches([p.length + 1 + c for p, c in zip(prefixes, counts, strict=True)], counts,
                                    token_budget, max_rows):
+        batch = sorted(batch, key=lambda i: -counts[i])  # rows that finish first are the last (_greedy_steps)
         chosen = [prefixes[i] for i in batch]
         width = max(p.length for p in chosen)
         steps = 1 + max(counts[i] for i in batch)

@@ -9,8 +9,10 @@ and needs no tail of its own. Hence:
 - greedy decoding follows the rendering for free while it agrees with it (fed the rendering's own next
   token, the model's next logits are that pass's logits one position on); at the first disagreement it
   continues from the pass's keys and values cut there, so only the remaining decoding steps run;
-- the renderings of one question (original and shuffled options) share the question text: it runs once
-  and each rendering's rest runs after its keys and values.
+- the renderings of one question (original and shuffled options) share the question text: it runs once,
+  each rendering's rest seeing it (one token tree per question, trees packed into rows without padding,
+  ``core.engine.packing``; for a model whose attention ignores packing masks, the shared start runs
+  first and each rendering's rest after its keys and values, in padded batches).
 
 Passes are batched across questions. A probe whose context is not the start of its rendering (a
 tokenizer that splits the rendering differently, a context cut to fit the model), a rendering longer
@@ -39,6 +41,7 @@ from core.engine.generation import (
     shared_prefix_length,
 )
 from core.engine.models import LoadedModel
+from core.engine.packing import TokenTree, honours_packed_masks, run_packed_trees
 from core.engine.progress import ProgressCallback, offset_progress
 
 CHUNK_BYTES = 1 << 30
@@ -75,12 +78,20 @@ def generate_along_renderings(
     *,
     token_budget: int = DEFAULT_GENERATION_BUDGET,
     progress: ProgressCallback | None = None,
+    packed: bool | None = None,
 ) -> list[list[Generation]]:
-    """``greedy_generate`` of every rendering's prompts, computed along the renderings (module docstring)."""
+    """``greedy_generate`` of every rendering's prompts, computed along the renderings (module docstring).
+
+    ``packed``: run each question's renderings as one token tree packed with others into rows
+    (``core.engine.packing``), or else its shared start first and each rendering's rest after it, padded;
+    by default packed when the model honours packing masks. Both give every probe the same tokens.
+    """
     results: list[list[Generation | None]] = [[None] * len(r.prompts) for r in renderings]
     total = sum(len(r.prompts) for r in renderings)
     per_token = reusable_cache_bytes(lm)
     fast = per_token is not None
+    if packed is None:
+        packed = fast and honours_packed_masks(lm)
     slow: list[tuple[int, int]] = []
     done = 0
     for chunk in _chunks(renderings, CHUNK_BYTES // (per_token or 1)):
@@ -92,7 +103,7 @@ def generate_along_renderings(
                     plans.setdefault(r, []).append(p)
                 else:
                     slow.append((r, p))
-        _run_chunk(lm, renderings, plans, results, token_budget)
+        _run_chunk(lm, renderings, plans, results, token_budget, packed)
         done += sum(len(p) for p in plans.values())
         if progress is not None:
             progress(done, total)
@@ -140,6 +151,7 @@ def _run_chunk(
     plans: dict[int, list[int]],
     results: list[list[Generation | None]],
     token_budget: int,
+    packed: bool,
 ) -> None:
     """Passes over the chunk's renderings, then the decoding steps of the probes that leave them."""
     if not plans:
@@ -150,7 +162,7 @@ def _run_chunk(
     }
     needed = {r: _needed_positions(renderings[r], rooms[r]) for r in plans}
     pass_budget = min(token_budget, CPU_PASS_TOKENS) if lm.device.type == "cpu" else token_budget
-    prefixes, best = _rendering_passes(lm, renderings, needed, pass_budget, DECODE_BUDGETS * token_budget)
+    prefixes, best = _rendering_passes(lm, renderings, needed, pass_budget, DECODE_BUDGETS * token_budget, packed)
     pending: list[tuple[int, int, list[int], float]] = []  # probes that leave their rendering
     for r, ps in plans.items():
         for p in ps:
@@ -195,24 +207,41 @@ def _rendering_passes(
     needed: dict[int, list[int]],
     token_budget: int,
     cache_budget: int,
+    packed: bool,
 ) -> tuple[dict[int, CachedPrefix], dict[int, Best]]:
     """Each rendering's keys and values and its greedy tokens at the needed positions.
 
-    First the common start of each group's renderings (batched across groups), then each rendering's
-    rest after its group's cached start (batched across renderings).
+    Packed: each group is a token tree (its common start, then each rendering's rest), trees packed into
+    rows. Otherwise first the common start of each group's renderings (batched across groups), then each
+    rendering's rest after its group's cached start (batched across renderings).
     """
     groups: dict[int, list[int]] = {}
     for r in needed:
         groups.setdefault(renderings[r].group, []).append(r)
     stems = {g: _stem_length([renderings[r].ids for r in members]) for g, members in groups.items()}
+    if packed:
+        trees = [
+            TokenTree(
+                stem=tuple(renderings[members[0]].ids[: stems[g]]),
+                branches=tuple(tuple(renderings[r].ids[stems[g] :]) for r in members),
+                keep=tuple(tuple(needed[r]) for r in members),
+            )
+            for g, members in groups.items()
+        ]
+        ran = run_packed_trees(lm, trees, token_budget)
+        prefixes: dict[int, CachedPrefix] = {}
+        best: dict[int, Best] = {}
+        for members, paths in zip(groups.values(), ran, strict=True):
+            for r, (prefix, greedy) in zip(members, paths, strict=True):
+                prefixes[r], best[r] = prefix, greedy
+        return prefixes, best
     stem_rows = [
         (renderings[members[0]].ids[: stems[g]], sorted({i for r in members for i in needed[r] if i < stems[g]}))
         for g, members in groups.items()
     ]
     stem_prefixes, stem_best = _passes(lm, [EMPTY_PREFIX] * len(stem_rows), stem_rows, token_budget, cache_budget)
     by_group = dict(zip(groups, range(len(groups))))
-    prefixes: dict[int, CachedPrefix] = {}
-    best: dict[int, Best] = {}
+    prefixes, best = {}, {}
     rests = []
     for r in needed:
         g = by_group[renderings[r].group]

