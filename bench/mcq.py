@@ -78,9 +78,11 @@ def extract_commit(commit: str, folder: Path) -> bool:
     return True
 
 
-def command_run(root: Path, model: str, n_questions: int, store: Path) -> float:
+def command_run(
+    root: Path, model: str, n_questions: int, store: Path, extra_env: dict[str, str] | None = None
+) -> float:
     """Seconds the ``mcq`` command of the code under ``root`` takes, from start to exit, with a fresh store."""
-    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", **(extra_env or {})}
     command = [sys.executable, "-m", "core", "mcq", "--model", model, "--dataset", str(DATA),
                "--limit", str(n_questions), "--shuffle-seed", str(SHUFFLE_SEED), "--store", str(store), "--json"]
     (_, seconds) = timed(lambda: subprocess.run(command, cwd=root, env=env, check=True, capture_output=True))
@@ -102,18 +104,21 @@ def compare_commands(model: str, n_questions: int, rounds: int, commit: str) -> 
         previous_root.mkdir()
         if not extract_commit(commit, previous_root):
             return {"skipped": f"commit {commit} is not in this clone"}
-        roots = {"previous": previous_root, "now": REPO}
-        seconds: dict[str, list[float]] = {"previous": [], "now": []}
+        # now_default_allocator: this code with glibc handing freed memory back (core/engine/memory.py)
+        roots = {"previous": previous_root, "now": REPO, "now_default_allocator": REPO}
+        envs = {"now_default_allocator": {"LEAKLENS_KEEP_FREED_MEMORY": "0"}}
+        seconds: dict[str, list[float]] = {name: [] for name in roots}
         identical = True
         for repeat in range(rounds):
-            order = ["previous", "now"] if repeat % 2 == 0 else ["now", "previous"]
+            order = list(roots) if repeat % 2 == 0 else list(roots)[::-1]
             stores = {}
             for name in order:
                 stores[name] = folder / f"{name}-{repeat}.sqlite"
-                seconds[name].append(command_run(roots[name], model, n_questions, stores[name]))
+                seconds[name].append(command_run(roots[name], model, n_questions, stores[name], envs.get(name)))
                 print(f"command round {repeat + 1}: {name} {seconds[name][-1]:.1f} s", flush=True)
-            before, now = stored_probes(stores["previous"]), stored_probes(stores["now"])
-            identical = identical and len(before) == n_questions and before == now
+            before = stored_probes(stores["previous"])
+            identical = identical and len(before) == n_questions and all(
+                stored_probes(stores[name]) == before for name in ("now", "now_default_allocator"))
     return {
         "previous_commit": commit,
         "seconds": seconds,

@@ -56,6 +56,8 @@ def machine() -> dict[str, object]:
         "python": platform.python_version(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "load_average_at_start": os.getloadavg()[0],
+        # OpenMP threads that sleep between parallel regions (PASSIVE) slow the many small steps of decoding
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
     }
 
 

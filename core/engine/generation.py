@@ -19,7 +19,7 @@ import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
 from core.engine.batching import length_batches
-from core.engine.models import LoadedModel
+from core.engine.models import LoadedModel, model_fact
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import forward_kept
 
@@ -324,6 +324,10 @@ def reusable_cache_bytes(lm: LoadedModel) -> int | None:
     """Bytes of keys and values per token when the model's cache is the plain per-layer keys and values
     that ``CachedPrefix`` lays out; None for sliding-window, recurrent or quantised caches (their callers
     take the prefill path instead)."""
+    return model_fact(lm, "reusable_cache_bytes", _measure_cache_bytes)
+
+
+def _measure_cache_bytes(lm: LoadedModel) -> int | None:
     with torch.inference_mode():
         out = lm.model(input_ids=torch.tensor([[lm.start_token_id]], device=lm.device), use_cache=True)
     cache = out.past_key_values

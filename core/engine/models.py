@@ -17,14 +17,17 @@ import logging
 import os
 import shutil
 import tempfile
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.config import cache_subdir
+from core.engine.memory import keep_freed_memory
 from core.engine.setup import DTYPES
 from core.engine.start_token import START_TOKEN_RULE, choose_start_token, token_id_of
 from core.errors import ModelLoadError
@@ -125,6 +128,19 @@ class LoadedModel:
         )
 
 
+_Fact = TypeVar("_Fact")
+_FACTS: weakref.WeakKeyDictionary[LoadedModel, dict[str, object]] = weakref.WeakKeyDictionary()
+
+
+def model_fact(lm: LoadedModel, name: str, measure: Callable[[LoadedModel], _Fact]) -> _Fact:
+    """``measure(lm)``, run once per loaded model: facts found by running the model (which cache it keeps,
+    whether it honours a packing mask) cost a forward pass or more, and batched callers ask every batch."""
+    facts = _FACTS.setdefault(lm, {})
+    if name not in facts:
+        facts[name] = measure(lm)
+    return facts[name]  # type: ignore[return-value]
+
+
 def available_bundled_models() -> list[str]:
     """Bundled names whose package is installed, plus the test-only tiny random model."""
     names = [name for name, b in BUNDLED_MODELS.items() if importlib.util.find_spec(b.package) is not None]
@@ -169,6 +185,7 @@ def load_model(
     dev = torch.device(device) if device is not None else default_dev
     dt = dtype or (default_dtype if dev.type == default_dev.type else torch.float32)
 
+    keep_freed_memory()  # batches of tensors come and go: reuse their memory (core.engine.memory)
     placement = _placement(device_map, dev)
     if spec == TINY_RANDOM:
         tokenizer, model = _tiny_random()

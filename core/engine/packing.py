@@ -20,7 +20,7 @@ import torch
 
 from core.engine.batching import length_batches
 from core.engine.generation import CachedPrefix
-from core.engine.models import LoadedModel
+from core.engine.models import LoadedModel, model_fact
 from core.engine.scoring import forward_kept
 
 ROW_TOKENS = 384
@@ -147,6 +147,10 @@ def _place(
 def honours_packed_masks(lm: LoadedModel) -> bool:
     """Whether two short sequences packed in one row get the greedy tokens and log-probs of running each alone
     (within rounding: a model that ignores the mask lets the second see the first, and moves far more)."""
+    return model_fact(lm, "honours_packed_masks", _check_packed_masks)
+
+
+def _check_packed_masks(lm: LoadedModel) -> bool:
     vocab = lm.model.get_input_embeddings().num_embeddings
     sequences = [(lm.start_token_id, *(t % vocab for t in ids)) for ids in ((17, 4242, 91), (1234, 56))]
     trees = [TokenTree(seq, ((),), (tuple(range(len(seq))),)) for seq in sequences]
