@@ -75,6 +75,11 @@ def greedy_generate(
     return [r for r in results if r is not None]
 
 
+def greedy_picks(logits: torch.Tensor) -> tuple[list[int], list[float]]:
+    """Per row of ``logits`` (..., vocab): the greedy token and its log-probability."""
+    return logits.argmax(-1).tolist(), (logits.max(-1).values - torch.logsumexp(logits, -1)).tolist()
+
+
 def generation_room(lm: LoadedModel, prompt_length: int, count: int) -> int:
     """Tokens a prompt is continued by: ``count``, as far as the context allows, and at least one."""
     return max(1, min(count, lm.max_context - prompt_length))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from core.engine.batching import length_batches
-from core.engine.generation import CachedPrefix
+from core.engine.generation import CachedPrefix, greedy_picks
 from core.engine.models import LoadedModel, model_fact
 from core.engine.scoring import forward_kept
 
@@ -103,7 +103,7 @@ def _run_rows(lm: LoadedModel, rows: Sequence[Sequence[TokenTree]]) -> list[list
                 _place(input_ids, positions, sees, r, at, branch, n)
                 sees[r, at : at + len(branch), stem_at : stem_at + n] = True
                 for i in wanted:
-                    keep[r, stem_at + i if i < n else at + i - n] = True
+                    keep[r, _column(i, n, stem_at, at)] = True
                 branch_at.append(at)
                 at += len(branch)
             placed.append((r, tree, stem_at, branch_at))
@@ -112,8 +112,7 @@ def _run_rows(lm: LoadedModel, rows: Sequence[Sequence[TokenTree]]) -> list[list
     mask = torch.zeros(sees.shape, dtype=lm.model.dtype).masked_fill_(~sees, torch.finfo(lm.model.dtype).min)
     inputs = {"input_ids": input_ids, "attention_mask": mask[:, None], "position_ids": positions}
     logits, cache = forward_kept(lm, keep, **{k: v.to(lm.device) for k, v in inputs.items()}, use_cache=True)
-    tokens = logits.argmax(-1).tolist()
-    logprobs = (logits.max(-1).values - torch.logsumexp(logits, -1)).tolist()
+    tokens, logprobs = greedy_picks(logits)
     kept_at = {(int(r), int(c)): k for k, (r, c) in enumerate(keep.nonzero().tolist())}
     layers = tuple((layer.keys, layer.values) for layer in cache.layers)
     out = []
@@ -124,11 +123,16 @@ def _run_rows(lm: LoadedModel, rows: Sequence[Sequence[TokenTree]]) -> list[list
             spans = [(stem_at, stem_at + n)] + ([(at, at + len(branch))] if branch else [])
             greedy = {}
             for i in wanted:
-                k = kept_at[(r, stem_at + i if i < n else at + i - n)]
+                k = kept_at[(r, _column(i, n, stem_at, at))]
                 greedy[i] = (tokens[k], logprobs[k])
             paths.append((CachedPrefix.of_row(layers, r, spans), greedy))
         out.append(paths)
     return out
+
+
+def _column(position: int, stem_length: int, stem_at: int, branch_at: int) -> int:
+    """The row column of a path position: in the stem, else in the branch that follows it."""
+    return stem_at + position if position < stem_length else branch_at + position - stem_length
 
 
 def _place(
@@ -161,9 +165,8 @@ def _check_packed_masks(lm: LoadedModel) -> bool:
         return False
     with torch.inference_mode():
         for seq, paths in zip(sequences, packed, strict=True):
-            alone = lm.model(input_ids=torch.tensor([seq], device=lm.device)).logits[0].float()
-            logprobs = (alone.max(-1).values - torch.logsumexp(alone, -1)).tolist()
+            tokens, logprobs = greedy_picks(lm.model(input_ids=torch.tensor([seq], device=lm.device)).logits[0].float())
             for i, (token, logprob) in paths[0][1].items():
-                if token != int(alone[i].argmax()) or abs(logprob - logprobs[i]) > tolerance:
+                if token != tokens[i] or abs(logprob - logprobs[i]) > tolerance:
                     return False
     return True

@@ -25,8 +25,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import torch
-
 from core.engine.batching import length_batches, split_by_extent
 from core.engine.generation import (
     DEFAULT_GENERATION_BUDGET,
@@ -36,12 +34,13 @@ from core.engine.generation import (
     generation_room,
     greedy_after_prefixes,
     greedy_generate,
+    greedy_picks,
     reusable_cache_bytes,
     run_after_prefixes,
     shared_prefix_length,
 )
 from core.engine.models import LoadedModel
-from core.engine.packing import TokenTree, honours_packed_masks, run_packed_trees
+from core.engine.packing import Greedy, TokenTree, honours_packed_masks, run_packed_trees
 from core.engine.progress import ProgressCallback, offset_progress
 
 CHUNK_BYTES = 1 << 30
@@ -68,8 +67,6 @@ class RenderingPrompts:
     """Tokens to generate per prompt (as asked of ``greedy_generate``)."""
 
 
-Best = dict[int, tuple[int, float]]
-"""Rendering position -> (greedy next token there, its log-prob)."""
 
 
 def generate_along_renderings(
@@ -193,7 +190,7 @@ def _needed_positions(rendering: RenderingPrompts, rooms: dict[int, int]) -> lis
     return sorted(needed)
 
 
-def _follow_rendering(ids: Sequence[int], start: int, room: int, best: Best) -> list[int]:
+def _follow_rendering(ids: Sequence[int], start: int, room: int, best: Greedy) -> list[int]:
     """Greedy tokens after ``ids[:start]`` read off the rendering's pass while they agree with it."""
     tokens = [best[start - 1][0]]
     while len(tokens) < room and start + len(tokens) - 1 < len(ids) and tokens[-1] == ids[start + len(tokens) - 1]:
@@ -208,7 +205,7 @@ def _rendering_passes(
     token_budget: int,
     cache_budget: int,
     packed: bool,
-) -> tuple[dict[int, CachedPrefix], dict[int, Best]]:
+) -> tuple[dict[int, CachedPrefix], dict[int, Greedy]]:
     """Each rendering's keys and values and its greedy tokens at the needed positions.
 
     Packed: each group is a token tree (its common start, then each rendering's rest), trees packed into
@@ -230,7 +227,7 @@ def _rendering_passes(
         ]
         ran = run_packed_trees(lm, trees, token_budget)
         prefixes: dict[int, CachedPrefix] = {}
-        best: dict[int, Best] = {}
+        best: dict[int, Greedy] = {}
         for members, paths in zip(groups.values(), ran, strict=True):
             for r, (prefix, greedy) in zip(members, paths, strict=True):
                 prefixes[r], best[r] = prefix, greedy
@@ -274,14 +271,14 @@ def _passes(
     rows: Sequence[tuple[Sequence[int], Sequence[int]]],
     token_budget: int,
     cache_budget: int,
-) -> tuple[list[CachedPrefix], list[Best]]:
+) -> tuple[list[CachedPrefix], list[Greedy]]:
     """``run_after_prefixes`` in batches; per row, its extended prefix and greedy tokens at kept indices.
 
     Batched on the tokens each row runs (padding them costs a whole forward pass per padded token), then
     split so the laid-out keys and values stay bounded; a row after a shorter cached prefix only pads
     what attention reads."""
     out_prefixes: list[CachedPrefix | None] = [None] * len(rows)
-    out_best: list[Best] = [{} for _ in rows]
+    out_best: list[Greedy] = [{} for _ in rows]
     spans = [len(tokens) for tokens, _ in rows]
     extents = [p.length + len(tokens) for p, (tokens, _) in zip(prefixes, rows, strict=True)]
     batches = [
@@ -293,8 +290,7 @@ def _passes(
         extended, logits = run_after_prefixes(
             lm, [prefixes[i] for i in batch], [rows[i][0] for i in batch], [rows[i][1] for i in batch]
         )
-        tokens = logits.argmax(-1).tolist()
-        logprobs = (logits.max(-1).values - torch.logsumexp(logits, -1)).tolist()
+        tokens, logprobs = greedy_picks(logits)
         at = 0
         for i, prefix in zip(batch, extended, strict=True):
             out_prefixes[i] = prefix
