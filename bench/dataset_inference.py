@@ -35,6 +35,7 @@ from scoring import machine  # noqa: E402
 from core.data.text_sets import TextSet, load_text_set  # noqa: E402
 from core.engine.fine_tune import fine_tune  # noqa: E402
 from core.engine.models import load_model, wrap_model  # noqa: E402
+from core.files.outputs import write_atomic  # noqa: E402
 from core.inference.run import DatasetInference, run_dataset_inference  # noqa: E402
 from core.inference.statistic import dataset_inference  # noqa: E402
 from core.membership.calibration import FRESH_PASSAGES_PATH  # noqa: E402
@@ -135,7 +136,7 @@ def main() -> None:
         },
     }
     out = REPO / "bench" / "results" / f"dataset_inference-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_atomic(out, json.dumps(report, indent=2) + "\n")
     print(json.dumps(report["summary"], indent=2))
     print(f"wrote {out}")
 

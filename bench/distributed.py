@@ -31,6 +31,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from scoring import machine  # noqa: E402
 
+from core.files.outputs import write_atomic  # noqa: E402
+
 DATA = REPO.parent / "shared" / "data" / "wikimia_length128.parquet"
 RUN_DEPENDENT = ("provenance", "elapsed_s")
 
@@ -136,7 +138,7 @@ def main() -> None:
         return
     out = REPO / "bench" / "results" / f"distributed-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_atomic(out, json.dumps(result, indent=2) + "\n")
     print(f"wrote {out.relative_to(REPO)}")
 
 

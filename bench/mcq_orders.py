@@ -29,6 +29,7 @@ from scoring import machine  # noqa: E402
 from core.data.questions import PromptLayout, load_mcq  # noqa: E402
 from core.engine.generation import sequence_logprobs, sequence_logprobs_shared_prefix, shared_prefix_length  # noqa: E402
 from core.engine.models import load_model  # noqa: E402
+from core.files.outputs import write_atomic  # noqa: E402
 from core.mcq.permutation import QuestionOrders, order_texts  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "mmlu_sample.jsonl"
@@ -80,7 +81,7 @@ def main() -> None:
         "original_rank_agrees": f"{rank_agree}/{len(questions)}",
     }
     out = REPO / "bench" / "results" / f"mcq_orders-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_atomic(out, json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     print(f"wrote {out}")
 

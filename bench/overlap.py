@@ -33,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from core.files.outputs import write_atomic  # noqa: E402
 from core.overlap.backends import get_backend  # noqa: E402
 from core.overlap.backends.elastic import ElasticsearchBackend  # noqa: E402
 from core.overlap.indexing import build_index  # noqa: E402
@@ -228,7 +229,7 @@ def main() -> int:
         for key in ("embedded", "elasticsearch", "elasticsearch_previous"):
             results.get(key, {}).pop("values", None)
     out = REPO / "bench" / "results" / f"overlap-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
-    out.write_text(json.dumps(results, indent=2) + "\n")
+    write_atomic(out, json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
     print(f"wrote {out}")
     return 0

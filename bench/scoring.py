@@ -32,6 +32,7 @@ from core.data.tables import load_rows  # noqa: E402
 from core.engine.batching import length_batches  # noqa: E402
 from core.engine.models import LoadedModel, load_model  # noqa: E402
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, encode_texts, score_texts  # noqa: E402
+from core.files.outputs import write_atomic  # noqa: E402
 from core.membership.analysis import analyse_passages  # noqa: E402
 from core.methods import Method, default_methods  # noqa: E402
 
@@ -146,7 +147,7 @@ def write_result(out_dir: Path, name: str, result: dict) -> Path:
     """``<out_dir>/<name>-<UTC timestamp>.json``, the layout every benchmark writes; prints its summary."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    write_atomic(path, json.dumps(result, indent=2) + "\n")
     print(json.dumps(result.get("summary", {}), indent=2))
     print(f"written to {path}")
     return path
@@ -239,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"scoring-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    write_atomic(path, json.dumps(result, indent=2) + "\n")
     shown = (
         "engine_forward",
         "model_forward_on_engine_batches",

@@ -14,14 +14,27 @@ def cache_dir() -> Path:
     ``$LEAKLENS_CACHE`` when set, else ``~/.cache/leaklens``. Created on first use.
     """
     root = Path(os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "leaklens").expanduser()
-    root.mkdir(parents=True, exist_ok=True)
+    _make_folder(root, f"the LeakLens cache folder (${CACHE_ENV_VAR} or ~/.cache/leaklens)")
     return root
 
 
 def cache_subdir(name: str) -> Path:
     path = cache_dir() / name
-    path.mkdir(parents=True, exist_ok=True)
+    _make_folder(path, "a LeakLens cache folder")
     return path
+
+
+def _make_folder(path: Path, what: str) -> None:
+    """Create ``path``; a file in the way or an unwritable disk is one plain error, not a traceback."""
+    from core.errors import LeakLensError
+    from core.files.outputs import os_error_cause
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:
+        raise LeakLensError(f"Cannot use {path} as {what}: it is a file, not a folder.") from exc
+    except OSError as exc:
+        raise LeakLensError(f"Cannot create {path} ({what}): {os_error_cause(exc)}.") from exc
 
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]

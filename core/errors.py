@@ -23,3 +23,7 @@ class DataError(LeakLensError, ValueError):
 
 class BackendError(LeakLensError):
     """An external service (e.g. Elasticsearch) is unreachable or misbehaves."""
+
+
+class OutputError(LeakLensError):
+    """An output file cannot be written, or would overwrite an input of the same command."""

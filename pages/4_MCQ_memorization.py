@@ -174,8 +174,9 @@ if submitted:
                     benchmark=display_name(dataset.source), shuffle_seed=int(seed), permutation=permutation,
                     progress=streamlit_progress("Probing original and shuffled options"),
                     start_token=current_start_token())
-            keep_result(REPORT_KEY, MCQRun(report, spec, display_name(dataset.source), dataset.skipped_summary()
-                                           if dataset.skipped else "", n_computed), inputs)
+            said = [dataset.skipped_summary()] if dataset.skipped else []
+            keep_result(REPORT_KEY, MCQRun(report, spec, display_name(dataset.source),
+                                           " ".join([*said, *dataset.notes]), n_computed), inputs)
         except LeakLensError as exc:
             st.error(str(exc))
 cancelled_notice("mcq")

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from types import SimpleNamespace
+
 import pytest
 
+from core.inference.finding import MIN_TEXTS_PER_SET, inference_finding
+from core.inference.statistic import InferenceResult
 from core.leakage.delta import DeltaStats, LeakageReport, ModelDelta
-from core.leakage.finding import leakage_finding
+from core.leakage.finding import MIN_PROBLEMS, leakage_finding
+from core.mcq.finding import MIN_QUESTIONS, mcq_finding
 from core.membership.benchmark import BenchmarkResult
-from core.membership.finding import membership_finding
-from core.overlap.finding import overlap_finding
+from core.membership.finding import MIN_PER_CLASS, membership_finding
+from core.overlap.finding import MIN_ITEMS, overlap_finding
 from core.overlap.report import ContaminationReport
 from core.stats.finding import Finding, texts_needed
 from core.stats.metrics import MetricResult
@@ -98,6 +104,158 @@ def test_overlap_levels_follow_the_matched_share():
     assert "7 of 20 items" in overlap_finding(report(7)).headline
     assert overlap_finding(report(1, 40)).level == "moderate"
     assert overlap_finding(report(1, 200)).level == "weak"
+
+
+# ------------------------------------------------ findings never outrun their data (issue 25, item 4)
+
+
+class _McqQuestion:
+    def __init__(self, completion: int, next_token: int) -> None:
+        self.scores = {"completion": completion, "next_token": next_token}
+
+    def score(self, kind: str) -> int:
+        return self.scores[kind]
+
+
+class _McqRun:
+    """What ``mcq_finding`` reads of an ``MCQRun``: per-question scores out of 4 options and their mean."""
+
+    n_options = 4
+
+    def __init__(self, completion: list[int]) -> None:
+        self.results = [_McqQuestion(c, c) for c in completion]
+
+    def summary(self, kind: str) -> SimpleNamespace:
+        return SimpleNamespace(mean=sum(r.score(kind) for r in self.results) / len(self.results))
+
+
+def _mcq(n: int, before: int = 4, after: int = 0) -> SimpleNamespace:
+    """n questions, each finished ``before`` of 4 options word for word in the published order, ``after`` shuffled."""
+    return SimpleNamespace(original=_McqRun([before] * n), shuffled=_McqRun([after] * n), permutation=None)
+
+
+def _inference(n: int, p: float = 0.001, effect: float = 1.5) -> InferenceResult:
+    return InferenceResult(p_value=p, split_p_values=(p / 2,) * 5, effect_size=effect, weights={"loss": 1.2},
+                           n_suspect=n, n_validation=n, features=("loss",))
+
+
+def _overlap(matched: int, total: int) -> ContaminationReport:
+    return ContaminationReport(["test"], ["train"], {("test", "train"): matched / max(total, 1)},
+                               {("test", "train"): matched}, {"test": total})
+
+
+STRONG, CHANCE = _metric(0.9, 0.8, 0.97), _metric(0.5, 0.4, 0.6)
+
+MINIMUM_CASES = [
+    # membership: texts per class
+    pytest.param(lambda: membership_finding(_membership(_metric(1.0, 1.0, 1.0, 2), _metric(0.5, 0.5, 0.5, 2), n=2)),
+                 "inconclusive", ("only 1 member text and 1 non-member text", f"at least {MIN_PER_CLASS} of each"),
+                 None, id="membership-1+1-perfect-separation"),
+    pytest.param(lambda: membership_finding(_membership(STRONG, CHANCE, n=2 * MIN_PER_CLASS - 2)),
+                 "inconclusive", (f"only {MIN_PER_CLASS - 1} member texts and {MIN_PER_CLASS - 1} non-member texts",
+                                  f"at least {MIN_PER_CLASS} of each"), None, id="membership-below-minimum"),
+    pytest.param(lambda: membership_finding(_membership(STRONG, CHANCE, n=2 * MIN_PER_CLASS)),
+                 "strong", ("Strong evidence",), None, id="membership-at-minimum"),
+    pytest.param(lambda: membership_finding(_membership(_metric(0.5, 0.4, 0.6), _metric(0.5, 0.4, 0.6))),
+                 "inconclusive", ("includes chance",), None, id="membership-baseline-0.50-vs-0.50"),
+    pytest.param(lambda: membership_finding(_membership(_metric(0.5, 0.47, 0.53, 1000),
+                                                        _metric(0.5, 0.47, 0.53, 1000), n=1000)),
+                 "none", ("No sign",), None, id="membership-tight-0.50-vs-0.50-is-none"),
+    pytest.param(lambda: membership_finding(_membership(_metric(0.7, 0.6, 0.8), _metric(0.8, 0.7, 0.9))),
+                 "confounded", ("wording alone", "0.80, 95% CI 0.70–0.90"), None,
+                 id="membership-baseline-above-chance-beats-detector"),
+    pytest.param(lambda: membership_finding(_membership(_metric(0.75, 0.65, 0.85), _metric(0.7, 0.45, 0.9))),
+                 "moderate", ("Moderate evidence",), "its interval includes chance, but a confounded split is not",
+                 id="membership-baseline-reaching-lower-end-but-including-chance"),
+    pytest.param(lambda: membership_finding(replace(_membership(STRONG, CHANCE), n_shared_texts=40)),
+                 "inconclusive", ("members and non-members hold the same texts", "all 40"), None,
+                 id="membership-identical-texts"),
+    pytest.param(lambda: membership_finding(replace(_membership(STRONG, CHANCE), n_shared_texts=4)),
+                 "strong", ("Strong evidence",), "4 of the 40 texts appear word for word in both classes",
+                 id="membership-some-shared-texts"),
+    # multiple choice: questions
+    pytest.param(lambda: mcq_finding(_mcq(MIN_QUESTIONS - 1)), "inconclusive",
+                 (f"only {MIN_QUESTIONS - 1} questions", f"at least {MIN_QUESTIONS} are needed"), None,
+                 id="mcq-below-minimum"),
+    pytest.param(lambda: mcq_finding(_mcq(1)), "inconclusive", ("only 1 question;",), None, id="mcq-one-question"),
+    pytest.param(lambda: mcq_finding(_mcq(MIN_QUESTIONS)), "strong", ("memorised options",), None,
+                 id="mcq-at-minimum"),
+    # dataset inference: texts per set
+    pytest.param(lambda: inference_finding(_inference(MIN_TEXTS_PER_SET - 1), _metric(0.5, 0.4, 0.6)),
+                 "inconclusive", (f"only {MIN_TEXTS_PER_SET - 1} suspect texts and {MIN_TEXTS_PER_SET - 1} "
+                                  "validation texts", f"at least {MIN_TEXTS_PER_SET} of each"), None,
+                 id="inference-below-minimum"),
+    pytest.param(lambda: inference_finding(_inference(MIN_TEXTS_PER_SET), _metric(0.5, 0.4, 0.6)),
+                 "strong", ("trained on the suspect set",), None, id="inference-at-minimum-baseline-at-chance"),
+    pytest.param(lambda: inference_finding(_inference(100), _metric(0.8, 0.7, 0.9)),
+                 "confounded", ("wording alone",), None, id="inference-baseline-above-chance"),
+    # overlap: test items per test set
+    pytest.param(lambda: overlap_finding(_overlap(0, MIN_ITEMS - 3)), "inconclusive",
+                 (f"only {MIN_ITEMS - 3} items of test searched", f"at least {MIN_ITEMS} items per test set"), None,
+                 id="overlap-no-match-below-minimum"),
+    pytest.param(lambda: overlap_finding(_overlap(0, 0)), "inconclusive", ("only 0 items of test",), None,
+                 id="overlap-empty-test-set"),
+    pytest.param(lambda: overlap_finding(_overlap(1, MIN_ITEMS - 3)), "strong", ("1 of 2 items of test",),
+                 "is a rough rate", id="overlap-match-below-minimum-is-still-found"),
+    pytest.param(lambda: overlap_finding(_overlap(0, MIN_ITEMS)), "none", ("No overlap found",), None,
+                 id="overlap-at-minimum"),
+    # loss delta: problems per set
+    pytest.param(lambda: leakage_finding(_leakage(-0.76, (-0.9, -0.6), n=MIN_PROBLEMS - 1)), "inconclusive",
+                 (f"only {MIN_PROBLEMS - 1} on one side", f"at least {MIN_PROBLEMS} per set are needed"), None,
+                 id="delta-below-minimum"),
+    pytest.param(lambda: leakage_finding(_leakage(-0.76, (-0.9, -0.6), n=MIN_PROBLEMS)), "strong",
+                 ("(or its style) is easier",), None, id="delta-at-minimum"),
+]
+
+
+@pytest.mark.parametrize(("build", "level", "headline", "caveat"), MINIMUM_CASES)
+def test_findings_never_outrun_their_data(build, level, headline, caveat):
+    finding = build()
+    assert finding.level == level, finding.headline
+    for words in headline:
+        assert words in finding.headline, finding.headline
+    if caveat is not None:
+        assert any(caveat in c for c in finding.caveats), finding.caveats
+    assert finding.evidence  # too few to judge is not too few to show
+
+
+def test_a_blind_baseline_at_chance_never_confounds_a_run():
+    """0.50 against 0.50 is no confound, whatever the detector; above chance and as good as it, it is."""
+    for detector in (_metric(0.5, 0.4, 0.6), _metric(0.5, 0.47, 0.53, 1000), _metric(0.48, 0.38, 0.58)):
+        for baseline in (_metric(0.5, 0.4, 0.6), _metric(0.55, 0.5, 0.6), _metric(0.6, 0.45, 0.75)):
+            finding = membership_finding(_membership(detector, baseline))
+            assert finding.level != "confounded", (detector, baseline, finding.headline)
+
+
+def test_identical_member_and_non_member_texts_are_counted_and_said(tiny_lm, tmp_path):
+    from core.data.labelled import LabelledDataset
+    from core.membership.benchmark import result_from_store, run_membership_benchmark
+    from core.methods import parse_methods
+    from core.store.results import ResultStore
+
+    texts = [f"The river town held its {i}th market fair under a grey and windy sky." for i in range(6)]
+
+    def dataset(members: list[str], non_members: list[str]) -> LabelledDataset:
+        rows = [*members, *non_members]
+        labels = [1] * len(members) + [0] * len(non_members)
+        ids = [str(i) for i in range(len(rows))]
+        return LabelledDataset(rows, labels, ids, "same.jsonl", "text", "label", [], "|".join(rows) + str(labels))
+
+    store = ResultStore(tmp_path / "r.sqlite")
+    same = run_membership_benchmark(dataset(texts, texts), "tiny-random", parse_methods(["loss"]), store=store,
+                                    load_model=lambda _spec: tiny_lm)
+    assert same.n_shared_texts == 12
+    (run,) = store.list_runs("mia")
+    assert result_from_store(store, run).n_shared_texts == 12
+    finding = membership_finding(same)
+    assert finding.level == "inconclusive" and "hold the same texts" in finding.headline
+    # one text in both classes: counted twice (once per class) and said in a caveat
+    some = run_membership_benchmark(dataset(texts, [texts[0], "A fresh line about nothing in particular."] * 3),
+                                    "tiny-random", parse_methods(["loss"]), store=store,
+                                    load_model=lambda _spec: tiny_lm)
+    assert some.n_shared_texts == 4
+    assert any("4 of the 12 texts appear word for word in both classes" in c
+               for c in membership_finding(some).caveats)
 
 
 @pytest.mark.slow

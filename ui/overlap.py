@@ -39,7 +39,8 @@ def warn_skipped(name: str, skipped: Sequence[SkippedRow]) -> None:
 def index_table(infos: Sequence[IndexInfo]) -> None:
     st.dataframe(
         [
-            {"name": i.name, "status": "ready" if i.complete else "incomplete: rebuild it",
+            {"name": i.name, "status": "unreadable: rebuild or delete it" if i.unreadable
+                                 else "ready" if i.complete else "incomplete: rebuild it",
              "type": i.index_type, "documents": i.n_docs,
              "size (MiB)": round(i.size_bytes / 2**20, 3),
              "training sets": ", ".join(f"{d} ({n})" for d, n in i.datasets.items()),

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import logging
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import NoReturn
 
 from core import __version__
-from core.cli.common import distributed_command
+from core.cli.common import distributed_command, plan_outputs
 from core.engine.distributed import RankFailedError
 from core.errors import LeakLensError
+from core.files.outputs import os_error_cause
 
 # One line per command module; adding a command touches this list and a new file.
 COMMAND_MODULES = [
@@ -36,8 +37,16 @@ def _silenced(quiet: bool) -> Iterator[None]:
     if not quiet:
         yield
         return
-    with open(os.devnull, "w", encoding="utf-8") as sink, redirect_stdout(sink), redirect_stderr(sink):
+    sink = _Discard()
+    with redirect_stdout(sink), redirect_stderr(sink):
         yield
+
+
+class _Discard(io.TextIOBase):
+    """A text stream that drops what it is given (a silenced rank's output)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
     rank = 0
     try:
+        args.output_plan = plan_outputs(args)  # before any work: no output may overwrite an input
         with distributed_command(args) as ranks:
             rank = ranks.rank if ranks is not None else 0
             with _silenced(rank != 0):
@@ -76,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
         elif not isinstance(exc, RankFailedError):  # another rank's failure is reported by that rank
             print(f"error (rank {rank}): {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an environment fault the code did not foresee: still one line, never a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{os_error_cause(exc)}.", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -22,7 +22,8 @@ from typing import Any
 from core.engine import distributed
 from core.engine.models import DEFAULT_MODEL, DEVICE_MAPS
 from core.engine.setup import DTYPE_CHOICES, ScoringSetup, resolve_setup
-from core.errors import LeakLensError
+from core.errors import LeakLensError, OutputError
+from core.files.outputs import OutputPlan, check_writable, resolved, write_atomic
 
 MODEL_HELP = "bundled name (smollm2-135m), local checkpoint folder or hub id"
 
@@ -171,7 +172,7 @@ def open_store(args: argparse.Namespace) -> Iterator[Any]:
 
 def recorded_options(args: argparse.Namespace) -> dict[str, Any]:
     """The command's options as given, for provenance (functions and output flags left out)."""
-    skip = {"func", "json", "out", "verbose", "distributed"}
+    skip = {"func", "json", "out", "verbose", "distributed", "output_plan"}
     options = {k: v for k, v in vars(args).items() if k not in skip and not callable(v)}
     ranks = distributed.current()
     if ranks is not None:
@@ -201,19 +202,97 @@ def command_provenance(
 
 
 def write_output(path: str | Path, text: str) -> Path:
-    """Write a command's output file (creating its folder); a clear error instead of a traceback.
+    """Write a command's output file atomically (creating its folder); a clear error instead of a traceback.
 
     In a distributed run only rank 0 writes: the others hold the same result and would race on the file.
     """
-    path = Path(path)
     if not distributed.is_main_process():
-        return path
+        return Path(path)
+    return write_atomic(path, text)
+
+
+_SOURCE_FLAGS = (
+    ("dataset", "dataset"), ("file", "passage file"), ("suspect", "suspect set"), ("validation", "validation set"),
+    ("test", "test set"), ("reference", "reference set"), ("dataset_mixer_config", "dataset-mixer config"),
+)
+_MODEL_FLAGS = (("model", "model folder"), ("reference_model", "reference model folder"),
+                ("base_model", "base model folder"))
+_OUTPUT_FLAGS = (("out", "--out file"), ("export_shuffled", "--export-shuffled file"))
+_STORE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
+"""SQLite keeps a store's pending writes beside it under these suffixes."""
+
+
+def plan_outputs(args: argparse.Namespace) -> OutputPlan:
+    """Every input the command's flags name, and every output flag claimed against them, before any work.
+
+    Raises ``OutputError`` when an output would overwrite an input (the dataset, the store, a training
+    source, an index or model folder) or another output, or cannot be written where it points."""
+    from core.data.demo import demo_path, is_demo_source
+    from core.data.tables import is_local_source
+
+    plan = OutputPlan()
+    for flag, role in _SOURCE_FLAGS:
+        for source in _values(getattr(args, flag, None)):
+            if source == "-":
+                continue
+            if is_demo_source(source):
+                plan.add_input(f"shipped {role}", _demo_file(demo_path, source))
+            elif is_local_source(source):
+                plan.add_input(role, source)
+    for flag, role in _MODEL_FLAGS:
+        for spec in _values(getattr(args, flag, None)):
+            if Path(spec).expanduser().is_dir():
+                plan.add_input(role, spec, folder=True)
+    if _uses_store(args):
+        store = Path(args.store).expanduser() if getattr(args, "store", None) else _default_store()
+        if store.is_dir():
+            raise OutputError(f"The results store {store} is a folder; give a file path such as "
+                              f"{store / 'results.sqlite'}.")
+        if args.command != "report":  # the others write runs into it
+            check_writable(resolved(store), "results store")
+        for suffix in _STORE_SIDE_FILES:
+            plan.add_input("results store", f"{store}{suffix}")
+    if getattr(args, "backend", None) == "embedded":
+        root = _index_root(args)
+        if root.exists() and not root.is_dir():
+            raise OutputError(f"The index folder {root} (--index-dir) is a file, not a folder.")
+        plan.add_input("index folder", root, folder=True)
+    for flag, role in _OUTPUT_FLAGS:
+        target = getattr(args, flag, None)
+        if target:
+            plan.claim(target, role)
+    if getattr(args, "output_dir", None):
+        plan.claim_folder(args.output_dir, "--output-dir folder")
+    return plan
+
+
+def _values(value: Any) -> list[str]:
+    """A flag's value(s) as a list of non-blank strings (repeatable flags give lists)."""
+    items = value if isinstance(value, list) else [value]
+    return [str(v).strip() for v in items if isinstance(v, str | os.PathLike) and str(v).strip()]
+
+
+def _demo_file(demo_path, source: str) -> Path | None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise LeakLensError(f"Could not write {path}: {exc.strerror}.") from exc
-    return path
+        return demo_path(source)
+    except LeakLensError:
+        return None  # an unknown demo name is reported by the loader, in its own words
+
+
+def _uses_store(args: argparse.Namespace) -> bool:
+    return hasattr(args, "no_store") and not args.no_store
+
+
+def _default_store() -> Path:
+    from core.store.results import default_store_path
+
+    return default_store_path()
+
+
+def _index_root(args: argparse.Namespace) -> Path:
+    from core.overlap.backends.embedded import default_index_root
+
+    return Path(args.index_dir).expanduser() if getattr(args, "index_dir", None) else default_index_root()
 
 
 def emit_json(args: argparse.Namespace, document: Mapping[str, Any]) -> None:

@@ -57,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.data.tables import check_hub_options
     from core.data.text_sets import load_text_set, parse_where
     from core.engine.progress import tqdm_progress
     from core.inference.run import run_dataset_inference
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     require_positive(args.limit, "--limit")
     require_positive(args.splits, "--splits")
     require_positive(args.max_tokens, "--max-tokens")
+    check_hub_options([args.suspect, args.validation], split=args.split, config=args.config)
     common = {"text_col": args.text_col, "split": args.split, "config": args.config, "limit": args.limit}
     suspect = load_text_set(args.suspect, where=parse_where(args.suspect_where), **common)
     validation = load_text_set(args.validation, where=parse_where(args.validation_where), **common)
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             max_tokens=args.max_tokens,
         )
     document = inference.to_dict()
-    document["provenance"] = command_provenance(args, "dataset-inference")
+    document["provenance"] = command_provenance(args, "dataset-inference", models={"model": args.model})
     emit_json(args, document)
     if not args.json:
         print_finding(inference.finding)

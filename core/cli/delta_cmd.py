@@ -72,7 +72,8 @@ def requests_from_args(models: list[str], bases: list[str] | None) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.data.problems import load_problem_set
+    from core.data.problems import BUILTIN, HUMANEVAL, load_problem_set
+    from core.data.tables import check_hub_options
     from core.engine.progress import tqdm_progress
     from core.leakage.finding import leakage_finding
     from core.leakage.run import run_leakage_test
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     requests = requests_from_args(args.model, args.base_model)
     columns = {"id_column": args.id_col, "prompt_column": args.prompt_col, "solution_column": args.solution_col,
                "split": args.split, "config": args.config, **limit_options(args)}
+    check_hub_options([args.test, args.reference], split=args.split, config=args.config, shipped=(HUMANEVAL, BUILTIN))
     test = load_problem_set(args.test, **columns)
     ref = load_problem_set(args.reference, **columns)
     setup = setup_from_args(args)

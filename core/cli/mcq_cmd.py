@@ -20,7 +20,7 @@ from core.cli.common import (
     setup_from_args,
     store_options,
 )
-from core.data.questions import MCQColumns, PromptLayout
+from core.data.questions import MCQColumns, PromptLayout, parse_option_columns
 from core.engine.distributed import is_main_process
 from core.mcq.match import SIMILARITY_METRICS
 from core.mcq.probes import CUT_MODES
@@ -47,8 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     columns = parser.add_argument_group("columns")
     add_column(columns, "question", "question column (default question)", default="question")
-    columns.add_argument("--option-cols", default="A,B,C,D", help="comma-separated option columns (default A,B,C,D)")
-    add_column(columns, "answer", "answer column: letter(s) or 0-based index (default answer)", default="answer")
+    columns.add_argument("--option-cols", nargs="+", default=["A,B,C,D"], metavar="COL",
+                         help="option columns, as A,B,C,D or A B C D E F (default A,B,C,D)")
+    add_column(columns, "answer", "answer column: letter(s), 0-based index or the exact text of one option "
+               "(default answer)", default="answer")
     parser.add_argument("--cut", choices=CUT_MODES, default="chars", help="cut after half the characters or words")
     parser.add_argument("--similarity", choices=SIMILARITY_METRICS, default="rouge_l")
     parser.add_argument(
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     columns = MCQColumns(
         question=args.question_col,
-        options=tuple(c.strip() for c in args.option_cols.split(",") if c.strip()),
+        options=parse_option_columns(args.option_cols),
         answer=args.answer_col or None,
     )
     layout = PromptLayout(question_template=args.question_template, option_template=args.option_template)
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_mcq(args.dataset, split=args.split, config=args.config, columns=columns, **limit_options(args))
     if dataset.skipped:
         print(f"warning: {dataset.skipped_summary()}", file=sys.stderr)
+    for note in dataset.notes:
+        print(f"note: {note}", file=sys.stderr)
     setup = setup_from_args(args)
     provenance = command_provenance(args, "mcq", models={"model": args.model})
     loaded: list = []
@@ -106,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     payload["from_store"] = n_computed == 0
     if not args.no_store:
         payload["run_id"] = run_info.run_id
-    payload["provenance"] = run_info.meta.get("provenance") or provenance
+    payload["provenance"] = provenance  # this call's: a run read back keeps its own in the store
     emit_json(args, payload)
     if not args.json:
         model_line = loaded[0].describe() if loaded else f"{args.model} (read from the store)"
@@ -116,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(payload: dict, model_line: str) -> None:
+    print(f"benchmark: {payload['benchmark']}")
     print(f"model: {model_line}")
     print(f"questions: {payload['n']}   ({payload['seconds']} s)")
     print(f"{'':<12}{'probe':<12}{'score distribution 0..n':<32}{'mean':>6}")

@@ -91,7 +91,6 @@ def run(args: argparse.Namespace) -> int:
             options=recorded_options(args),
             start_token=args.start_token,
         )
-        run_info = store.get_run(result.run_id)
         store_path = "none (--no-store)" if args.no_store else str(store.path)
     origin = "from the store" if result.from_store else f"{result.n_computed} texts scored"
     finding = membership_finding(result)
@@ -99,10 +98,12 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"model: {result.model} · run {result.run_id} · {origin} in {result.elapsed_s:.1f} s · store {store_path}"
         )
-        if result.n_truncated:
-            print(
-                f"note: {result.n_truncated} texts were longer than the context and were scored on their first tokens"
-            )
+        if result.n_cut_at_max_tokens:
+            print(f"note: {result.n_cut_at_max_tokens} texts were longer than --max-tokens {args.max_tokens} and "
+                  f"were scored on their first {args.max_tokens} tokens")
+        if result.n_truncated > result.n_cut_at_max_tokens:
+            print(f"note: {result.n_truncated - result.n_cut_at_max_tokens} texts were longer than the model's "
+                  "context and were scored on their first tokens")
         print()
         print_finding(finding)
         print(format_table(result.table_rows()))
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {note}")
     document = {"finding": finding.to_dict(), **result.to_json()}
     document["run_id"] = result.run_id
-    document["provenance"] = (run_info.meta.get("provenance") if run_info else None) or {}
+    document["provenance"] = result.provenance
     emit_json(args, document)
     if args.out and not args.json:
         print(f"\nwrote {args.out}")

@@ -107,15 +107,18 @@ def _backend(args: argparse.Namespace):
 
 
 def run_index(args: argparse.Namespace) -> int:
+    from core.data.tables import check_hub_options
     from core.engine.progress import tqdm_progress
     from core.overlap.indexing import build_index
-    from core.overlap.sources import skipped_note, training_sources
+    from core.overlap.sources import skipped_note, source_file, training_sources
 
     sources = training_sources(
         args.dataset or [], text_field=args.text_col, messages_field=args.messages_col,
         query_filter=args.query_filter, query_field=args.query_col, split=args.split,
         mixer_config=args.dataset_mixer_config,
     )
+    check_hub_options([s.source for s in sources], split=args.split)
+    _plan(args).add_inputs(("training source", source_file(s)) for s in sources)  # a mixer's files too
     backend = _backend(args)
     with tqdm_progress("indexing", unit="doc") as progress:
         result = build_index(
@@ -144,6 +147,7 @@ def run_index(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    from core.data.tables import check_hub_options
     from core.engine.progress import tqdm_progress
     from core.overlap.finding import overlap_finding
     from core.overlap.matching import SearchSettings
@@ -157,6 +161,7 @@ def run_search(args: argparse.Namespace) -> int:
         search_size=args.search_size,
     )
     names = [n.strip() for n in args.index.split(",") if n.strip()]
+    check_hub_options(args.dataset, split=args.split)
     test_sets = [load_eval_set(d, args.text_col, id_field=args.id_col, split=args.split) for d in args.dataset]
     for test_set in test_sets:
         if test_set.skipped:
@@ -164,7 +169,7 @@ def run_search(args: argparse.Namespace) -> int:
     backend = _backend(args)
     with tqdm_progress("searching", unit="instance") as progress:
         outcome = search_and_write(backend, names, test_sets, settings, args.output_dir, clean=args.decontaminate,
-                                   drop_malformed=args.drop_malformed, progress=progress)
+                                   drop_malformed=args.drop_malformed, progress=progress, plan=_plan(args))
     report, paths, cleaned_files = outcome.report, outcome.paths, outcome.cleaned
     finding = overlap_finding(report)
     document = {
@@ -213,7 +218,12 @@ def run_list(args: argparse.Namespace) -> int:
         print("no indexes")
     for info in infos:
         sets = ", ".join(f"{d}={n}" for d, n in info.datasets.items())
-        state = "" if info.complete else "\tINCOMPLETE (build did not finish: rebuild it with overlap index)"
+        if info.unreadable:
+            state = f"\tUNREADABLE ({info.unreadable}: rebuild it with overlap index --overwrite, or delete it)"
+        elif not info.complete:
+            state = "\tINCOMPLETE (build did not finish: rebuild it with overlap index)"
+        else:
+            state = ""
         print(f"{info.name}\t{info.index_type}\t{info.n_docs} docs\t{_size(info.size_bytes)}\t{sets}{state}")
     return 0
 
@@ -227,10 +237,17 @@ def run_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan(args: argparse.Namespace):
+    """The command's inputs and outputs, checked before it started (a fresh plan when called directly)."""
+    from core.files.outputs import OutputPlan
+
+    return getattr(args, "output_plan", None) or OutputPlan()
+
+
 def _info_json(info) -> dict:
     return {"name": info.name, "backend": info.backend, "index_type": info.index_type, "n_docs": info.n_docs,
             "datasets": dict(info.datasets), "size_bytes": info.size_bytes, "ngram_size": info.ngram_size,
-            "model": info.model, "complete": info.complete}
+            "model": info.model, "complete": info.complete, "unreadable": info.unreadable}
 
 
 def _line_list(lines: list[int], limit: int = 30) -> str:

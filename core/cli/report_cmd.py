@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from core.cli.common import open_store, store_options, write_output
 from core.errors import LeakLensError
+
+HTML_SUFFIXES = (".html", ".htm")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,6 +36,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.no_store:
         raise LeakLensError("report reads runs from the results store; drop --no-store (use --store PATH).")
+    if Path(args.out).suffix.lower() not in HTML_SUFFIXES:
+        raise LeakLensError(f"The report is an HTML page, so --out must end in .html (got {args.out}); "
+                            "a browser can print it to PDF.")
     with open_store(args) as store:
         runs = find_stored_runs(store, args.run_ids)
         text = stored_runs_report(store, runs, title=args.title)

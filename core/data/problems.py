@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.config import ASSETS_DIR
-from core.data.tables import SkippedRow, Table, display_name, load_rows, load_uploaded
+from core.data.tables import SkippedRow, Table, display_name, is_local_source, load_rows, load_uploaded
 from core.errors import DataError
 
 HUMANEVAL = "humaneval"
@@ -73,7 +73,12 @@ def load_problem_set(
     config: str | None = None,
     limit: int | None = None,
 ) -> ProblemSet:
-    """``humaneval``, ``builtin``, a local file or a hub dataset id (columns auto-detected or named)."""
+    """``humaneval``, ``builtin``, a local file or a hub dataset id (columns auto-detected or named).
+
+    ``split`` / ``config`` reach a hub dataset only: the delta command's one ``--split`` serves both its
+    sets, so a file beside a hub set ignores it; whether the flag applies to any set is for the command
+    to check over all its sets (``core.data.tables.check_hub_options``).
+    """
     source = (source or "").strip()
     if limit is not None and limit < 1:
         raise DataError(f"limit must be at least 1, got {limit}.")
@@ -81,7 +86,9 @@ def load_problem_set(
         return humaneval_problems(limit=limit)
     if source.lower() == BUILTIN:
         return builtin_problems(limit=limit)
-    if source == SKY_SHADOW and split is None:
+    if is_local_source(source):
+        split = config = None
+    elif source == SKY_SHADOW and split is None:
         split = "test"
     table = load_rows(source, split=split, config=config, limit=limit)
     return problems_from_table(table, id_column=id_column, prompt_column=prompt_column, solution_column=solution_column)

@@ -3,6 +3,11 @@
 Rows come from ``core.data.tables.load_rows`` (local files or hub ids). Two layouts are understood: one
 column per option (``question, A, B, C, D, answer``, e.g. the bundled samples) and a list column of
 choices with an integer answer (``question, choices, answer``, e.g. hub ``cais/mmlu``).
+
+An answer is a letter (``B``, ``b``, ``B.``, ``(B)``), a 0-based index (``2``, ``"2"``), several letters for
+a multi-answer question (``ACD``, ``A、C、D``, ``["A", "C"]``, or one ``A. text`` line per answer whose
+text is that option's), or exactly the text of one option. Anything else skips the row with its line:
+an answer is never guessed from a letter found inside a sentence.
 """
 
 from __future__ import annotations
@@ -14,8 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.data.tables import SkippedRow, Table, load_rows, skipped_summary
+from core.data.tables import SkippedRow, Table, display_name, load_rows, skipped_summary
 from core.errors import DataError
+from core.files.outputs import write_atomic
 
 LETTERS = "ABCDEFGH"
 DEFAULT_OPTION_COLUMNS = ("A", "B", "C", "D")
@@ -73,6 +79,8 @@ class MCQDataset:
     """Rows left out, by 1-based file line (see ``SkippedRow``)."""
     skipped_unit: str = "lines"
     """What ``SkippedRow.line`` counts: file ``lines`` or ``rows`` (Parquet, hub datasets)."""
+    notes: tuple[str, ...] = ()
+    """What a user should know about how the file was read (e.g. option columns left unused)."""
 
     def __len__(self) -> int:
         return len(self.questions)
@@ -139,6 +147,12 @@ def load_mcq(
     return questions_from_table(table, columns=columns, limit=limit)
 
 
+def parse_option_columns(values: str | Sequence[str]) -> tuple[str, ...]:
+    """Option columns as typed: ``"A,B,C,D"``, ``["A", "B", "C", "D"]`` or a mix (``["A,B", "C", "D"]``)."""
+    items = [values] if isinstance(values, str) else list(values)
+    return tuple(c.strip() for item in items for c in str(item).split(",") if c.strip())
+
+
 def questions_from_table(table: Table, *, columns: MCQColumns | None = None, limit: int | None = None) -> MCQDataset:
     columns = columns or MCQColumns()
     if limit is not None and limit < 1:
@@ -170,7 +184,7 @@ def questions_from_table(table: Table, *, columns: MCQColumns | None = None, lim
             skipped.append(table.skip(index, "an option is empty"))
             continue
         try:
-            answer = _answer(row.get(columns.answer), n_options) if has_answer and columns.answer else None
+            answer = _answer(row.get(columns.answer), options) if has_answer and columns.answer else None
         except _AnswerError as exc:
             skipped.append(table.skip(index, str(exc)))
             continue
@@ -178,8 +192,48 @@ def questions_from_table(table: Table, *, columns: MCQColumns | None = None, lim
     if not questions:
         reasons = "; ".join(sorted({s.reason for s in skipped})[:3]) or "no rows"
         raise DataError(f"{table.source} holds no usable multiple-choice question ({reasons}).")
+    notes = () if use_choices else _unused_option_columns(table, columns)
     return MCQDataset(questions=tuple(questions), source=table.source, skipped=tuple(skipped),
-                      skipped_unit=table.unit)
+                      skipped_unit=table.unit, notes=notes)
+
+
+def _unused_option_columns(table: Table, columns: MCQColumns) -> tuple[str, ...]:
+    """A note when the table has further option columns than the ones used (``E``, ``F`` beside ``A-D``).
+
+    A further option column is named like the last one used with its trailing letter or number counted
+    on (``D`` -> ``E``, ``opd`` -> ``ope``, ``option_4`` -> ``option_5``, ``ending3`` -> ``ending4``) and
+    holds text in at least one row.
+    """
+    taken = {columns.question, columns.answer, columns.choices, *columns.options}
+    extra: list[str] = []
+    name = _next_column_name(columns.options[-1])
+    while name is not None and name in table.columns and name not in taken and len(extra) < len(LETTERS):
+        if not any(_text(row.get(name)) for row in table.rows):
+            break
+        extra.append(name)
+        taken.add(name)
+        name = _next_column_name(name)
+    if not extra:
+        return ()
+    used = list(columns.options)
+    what = f"option column{'s' if len(extra) > 1 else ''} {', '.join(extra)}"
+    if len(used) + len(extra) <= len(LETTERS):
+        advice = f"pass --option-cols {' '.join(used + extra)} to use {'them' if len(extra) > 1 else 'it'}"
+    else:
+        advice = f"a question takes at most {len(LETTERS)} option columns"
+    return (f"{display_name(table.source)} has {what} beyond --option-cols {','.join(used)}; {advice}",)
+
+
+def _next_column_name(name: str) -> str | None:
+    """``D`` -> ``E``, ``opd`` -> ``ope``, ``choice_3`` -> ``choice_4``; None when the name ends otherwise."""
+    digits = re.search(r"\d+$", name)
+    if digits:
+        number = str(int(digits.group()) + 1).zfill(len(digits.group()))
+        return name[: digits.start()] + number
+    last = name[-1:]
+    if last.isascii() and last.isalpha() and last not in "zZ":
+        return name[:-1] + chr(ord(last) + 1)
+    return None
 
 
 def _text(value: Any) -> str:
@@ -194,46 +248,119 @@ class _AnswerError(ValueError):
     """An answer is given but names no option: the row is skipped, never kept with its answer lost."""
 
 
-def _answer(value: Any, n_options: int) -> str | None:
-    """Normalise an answer to its letters: 2 -> "C", "b" -> "B", "A、C、D" or "A.x\\nC.y" -> "ACD".
+_SEPARATORS = r"[,，、;；/\s]+"
+_BARE_LETTER = re.compile(r"\(?([A-Za-z])\)?[.．:：)]?")
+"""``B``, ``b``, ``B.``, ``B)``, ``(B)``: a letter and nothing but the punctuation of its label."""
+_LABELLED = re.compile(r"\(?([A-Z])(?:\)|\s*[.．:：、])\s*(\S.*)")
+"""``B. Paris``, ``(B) Paris``: an option's letter, its label's punctuation, then that option's text."""
 
-    None when no answer is given (an unanswered benchmark is fine); ``_AnswerError`` when one is given
-    that names no option (``E`` or ``7`` of four), so it is reported instead of silently becoming None.
+
+def _answer(value: Any, options: Sequence[str]) -> str | None:
+    """An answer as its letters: 2 -> "C", "b" -> "B", "A、C、D" or "A.x\\nC.y" -> "ACD", "Paris" -> the option
+    whose text is exactly "Paris".
+
+    None when no answer is given (an unanswered benchmark is fine); ``_AnswerError`` when one is given that
+    names no option (``E`` or ``7`` of four, a text no option has), names one in two ways that disagree
+    (``"2"`` when option A's text is ``2``), or hides a letter in other words (``Because B``): the row is
+    then reported, never kept with its answer lost or guessed.
     """
-    if _text(value) == "":
-        return None
+    n_options = len(options)
     letters = LETTERS[:n_options]
     outside = _AnswerError(f"answer {value!r} is not one of the options ({letters[0]}-{letters[-1]} or "
                            f"0-{n_options - 1})")
+    if value is None or (isinstance(value, float) and value != value):
+        return None
     if isinstance(value, bool):
         raise outside
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        number = int(value)
-        if not 0 <= number < n_options:
+        if not 0 <= int(value) < n_options:
             raise outside
-        return LETTERS[number]
+        return LETTERS[int(value)]
+    if isinstance(value, (list, tuple)):  # ["A", "C"] or [0, 2]
+        if not value:
+            return None
+        picked = [_answer(v, options) if not isinstance(v, str) else _letters(v.strip(), options, outside)
+                  for v in value]
+        if any(p is None for p in picked):
+            raise outside
+        return "".join(sorted(set("".join(p for p in picked if p))))
     text = str(value).strip()
-    if text.isdigit():
-        return _answer(int(text), n_options)
-    if re.fullmatch(rf"[{letters}]+", text.upper()):  # "ACD", as write_jsonl exports multi-answers
-        return "".join(sorted(set(text.upper())))
-    found = re.findall(rf"(?<![A-Za-z])([{letters}{letters.lower()}])(?![A-Za-z])", text)
-    unique = sorted({f.upper() for f in found})
-    if not unique:
+    if not text:
+        return None
+    matches = [letter for letter, option in zip(letters, options) if option == text]
+    try:
+        read = _letters(text, options, outside)
+    except _AnswerError:
+        if len(matches) == 1:  # "4" of options 1-4: no index, but exactly the text of option D
+            return matches[0]
+        raise
+    if read is not None:
+        if matches and matches != [read]:
+            raise _AnswerError(f"answer {text!r} is ambiguous: read as a letter or index it is {read}, but it is "
+                               f"the text of option {', '.join(matches)}")
+        return read
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise _AnswerError(f"answer {text!r} is the text of several options ({', '.join(matches)})")
+    if re.fullmatch(rf"[A-Za-z]|\d+|[{LETTERS}]{{2,}}", text):
         raise outside
-    return "".join(unique)
+    raise _AnswerError(f"answer {text!r} matches no option text (nor is it a letter {letters[0]}-{letters[-1]} "
+                       f"or an index 0-{n_options - 1})")
+
+
+def _letters(text: str, options: Sequence[str], outside: _AnswerError) -> str | None:
+    """The letters ``text`` names in one of the letter forms, or None when it is in none of them.
+
+    ``_AnswerError`` when it is in a letter form but names a letter beyond the options, or labels a letter
+    with a text that is not that option's.
+    """
+    letters = LETTERS[: len(options)]
+    if text.isdigit():
+        if int(text) >= len(options):
+            raise outside
+        return LETTERS[int(text)]
+    if re.fullmatch(rf"[{LETTERS}]{{2,}}", text):  # "ACD", as write_jsonl exports multi-answers
+        found = set(text)
+    elif "\n" in text:  # one labelled line per answer: "A. text\nC. text"
+        read = [_labelled_letter(line.strip(), options, outside) for line in text.splitlines() if line.strip()]
+        if None in read:
+            return None
+        found = set(read)
+    else:
+        bare = [_BARE_LETTER.fullmatch(piece) for piece in re.split(_SEPARATORS, text) if piece]
+        if bare and all(bare):  # "B", "b", "B.", "(B)", "A、C、D", "A, C"
+            found = {m.group(1).upper() for m in bare if m}
+        else:
+            letter = _labelled_letter(text, options, outside)
+            if letter is None:
+                return None
+            found = {letter}
+    if not found or not found <= set(letters):
+        raise outside
+    return "".join(sorted(found))
+
+
+def _labelled_letter(line: str, options: Sequence[str], outside: _AnswerError) -> str | None:
+    """``B`` for ``B.``, ``(B)`` or ``B. <option B's text>``; None for a line in no such form."""
+    bare = _BARE_LETTER.fullmatch(line)
+    if bare:
+        return bare.group(1).upper()
+    labelled = _LABELLED.fullmatch(line)
+    if not labelled:
+        return None
+    letter, text = labelled.groups()
+    index = LETTERS.find(letter)
+    if not 0 <= index < len(options):
+        raise outside
+    if options[index] != text.strip():
+        raise _AnswerError(f"answer {line!r} labels option {letter}, whose text is {options[index]!r}")
+    return letter
 
 
 def write_jsonl(questions: Iterable[MCQuestion], path: str | Path) -> Path:
     """Export questions (e.g. a shuffled benchmark) as JSONL with ``question, A.., answer`` columns."""
-    path = Path(path)
-    try:
-        with path.open("w", encoding="utf-8") as handle:
-            for q in questions:
-                handle.write(json.dumps(q.as_row(), ensure_ascii=False) + "\n")
-    except OSError as exc:
-        raise DataError(f"Could not write {path}: {exc.strerror}.") from exc
-    return path
+    return write_atomic(path, to_jsonl(questions))
 
 
 def to_jsonl(questions: Iterable[MCQuestion]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,29 @@ def display_name(source: str) -> str:
 
 
 def is_local_source(source: str) -> bool:
-    return Path(source).expanduser().exists() or source.lower().endswith(LOCAL_SUFFIXES)
+    """True for a source read from this machine: a file path or a shipped demo (``demo:NAME``), not a hub id."""
+    return is_demo_source(source) or Path(source).expanduser().exists() or source.lower().endswith(LOCAL_SUFFIXES)
+
+
+def check_hub_options(sources: Sequence[str], *, split: str | None = None, config: str | None = None,
+                      shipped: Sequence[str] = ()) -> None:
+    """Refuse ``--split`` / ``--config`` when none of ``sources`` is a hub dataset: they would be ignored.
+
+    A blank value counts as not given (a page's empty field). With several sources (a command whose one
+    flag serves two sets) the flag is accepted as soon as one of them is a hub dataset. ``shipped`` names
+    sets a command ships under a plain word (``humaneval``, ``builtin``): local, like a demo.
+    """
+    given = [flag for flag, value in (("--split", split), ("--config", config)) if (value or "").strip()]
+    named = list(dict.fromkeys(s.strip() for s in sources if (s or "").strip()))
+    if not given or not named or not all(s in shipped or is_local_source(s) for s in named):
+        return
+    flags = " and ".join(given)
+    what = "; ".join(
+        f"{s} is {'a shipped set' if s in shipped else 'a shipped demo' if is_demo_source(s) else 'a local file'}"
+        for s in named
+    )
+    raise DataError(f"{flags} {'apply' if len(given) > 1 else 'applies'} to hub datasets; {what}: "
+                    f"drop {flags}.")
 
 
 def load_rows(
@@ -122,13 +144,16 @@ def load_rows(
 ) -> Table:
     """Load rows from a shipped demo (``demo:NAME``), a local file path or a hub dataset id.
 
-    ``split`` / ``config`` apply to hub datasets.
+    ``split`` / ``config`` apply to hub datasets only: given with a demo or a file they raise a
+    ``DataError`` naming the flag (see ``check_hub_options``), never silently ignored. A caller that
+    fills in a default split passes it for hub sources only.
     """
     source = (source or "").strip()
     if not source:
         raise DataError("No dataset given: pass a file path (CSV, JSONL, Parquet) or a hub dataset id.")
     if is_demo_source(source):
         path = demo_path(source)
+        check_hub_options([source], split=split, config=config)
         with path.open("rb") as handle:
             return _read_bytes(handle.read(), path.name, source.strip(), limit)
     if is_local_source(source):
@@ -137,6 +162,7 @@ def load_rows(
             raise DataError(f"File not found: {source}.")
         if path.is_dir():
             raise DataError(f"{source} is a directory; pass a CSV, JSONL, JSON or Parquet file.")
+        check_hub_options([source], split=split, config=config)
         with path.open("rb") as handle:
             return _read_bytes(handle.read(), path.name, str(path), limit)
     return _load_hub(source, split=split, config=config, limit=limit)

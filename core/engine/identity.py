@@ -12,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from core.config import cache_dir
+from core.errors import OutputError
+from core.files.outputs import write_atomic
 
 HASH_CACHE_FILE = "weight-hashes.json"
 CHUNK = 1 << 20
@@ -112,13 +113,10 @@ def _load_hash_cache() -> dict[str, dict[str, Any]]:
 
 
 def _save_hash_cache(cache: dict[str, dict[str, Any]]) -> None:
-    path = _cache_path()
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
-        tmp.write_text(json.dumps(cache))
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+        write_atomic(_cache_path(), json.dumps(cache))
+    except OutputError:
+        pass  # a cache: the next run hashes the weights again
 
 
 def model_key(spec: str, *, revision: str | None = None, start_token: str | None = None) -> dict[str, str]:

@@ -31,6 +31,7 @@ from core.engine.memory import keep_freed_memory
 from core.engine.setup import DTYPES
 from core.engine.start_token import START_TOKEN_RULE, choose_start_token, token_id_of
 from core.errors import ModelLoadError
+from core.files.outputs import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -445,7 +446,7 @@ def ensure_bundled_converted(bundled: BundledModel) -> Path:
     try:
         plain.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        (tmp / _COMPLETE_MARKER).write_text(bundled.description + "\n")
+        write_atomic(tmp / _COMPLETE_MARKER, bundled.description + "\n")
         if (target / _COMPLETE_MARKER).exists():  # another process finished first
             shutil.rmtree(tmp)
         else:
@@ -473,7 +474,7 @@ def bundled_tokenizer() -> PreTrainedTokenizerBase:
     tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
     tmp = Path(tempfile.mkdtemp(prefix=".tokenizer-", dir=target.parent))
     tokenizer.save_pretrained(tmp)
-    (tmp / _COMPLETE_MARKER).write_text("SmolLM2 tokenizer\n")
+    write_atomic(tmp / _COMPLETE_MARKER, "SmolLM2 tokenizer\n")
     if (target / _COMPLETE_MARKER).exists():
         shutil.rmtree(tmp)
     else:

@@ -1,19 +1,30 @@
 """The verdict of a dataset-inference run, in the words an author or auditor asked the question in.
 
 Rules, in order:
+- fewer than ``MIN_TEXTS_PER_SET`` texts in either set -> ``inconclusive``, whatever the p-value says;
 - the blind baseline (a model-free classifier) separates suspect from validation texts, its 95% interval
-  above 0.5 -> ``confounded``: the sets differ in wording, so a small p-value may come from that;
+  above 0.5 (chance) -> ``confounded``: the sets differ in wording, so a small p-value may come from that
+  (the same "blind baseline above chance" rule as the membership finding; one whose interval includes
+  chance never makes a run ``confounded``);
 - p < 0.01 -> ``strong``, p < 0.05 -> ``moderate``, p < 0.1 -> ``weak``;
 - otherwise ``inconclusive`` when the measured effect would need more texts per set than were given,
   else ``none``.
+
+A text found in both sets never gets this far: ``core.inference.run`` refuses the two sets with an error
+naming how many texts they share.
 """
 
 from __future__ import annotations
 
 from core.inference.statistic import InferenceResult, texts_needed
-from core.stats.finding import Finding
+from core.stats.finding import Finding, count, too_few
 from core.stats.metrics import MetricResult
 
+MIN_TEXTS_PER_SET = 10
+"""Fewer suspect or validation texts than this and the finding is inconclusive: each split fits on one half
+and tests on the other, so 10 texts per set give each half the 5 texts per set a membership verdict needs
+per class. (The test itself refuses fewer than ``core.inference.statistic.MIN_PER_SET``; between the two it
+runs, but its p-value is not read as a verdict.)"""
 STRONG_P, MODERATE_P, WEAK_P = 0.01, 0.05, 0.1
 TEXTS_PER_DETECTOR = 5
 """Below this many texts per set-half for each detector combined, the learnt combination tends to overfit."""
@@ -50,6 +61,13 @@ def inference_finding(result: InferenceResult, blind: MetricResult | None, *, su
                        "(e.g. loss, zlib, Min-K%, Min-K%++) or add texts.")
     if result.n_texts_dropped:
         caveats.append(f"{result.n_texts_dropped} text(s) left out: a detector had no score for them.")
+    if min(result.n_suspect, result.n_validation) < MIN_TEXTS_PER_SET:
+        return Finding(
+            "inconclusive",
+            too_few(f"{count(result.n_suspect, 'suspect text')} and {count(result.n_validation, 'validation text')}",
+                    f"{MIN_TEXTS_PER_SET} of each"),
+            tuple(evidence), tuple(caveats),
+        )
     if blind is None:
         caveats.append("The blind baseline could not be computed, so a wording difference between the sets "
                        "cannot be ruled out.")

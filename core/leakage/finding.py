@@ -3,25 +3,26 @@
 Δ = L_test − L_ref below zero says the benchmark (or its style) is easier for the model than the
 reference set, not that the model saw those exact items: a fine-tune on half a benchmark also lowered
 the loss of the untrained half against a reference of another style. Findings say so, and leave item
-claims to the membership tests. Rules per model (Δ², against the base model, when one is given):
+claims to the membership tests. Rules per model, in order (Δ², against the base model, when one is given):
+- fewer than ``MIN_PROBLEMS`` problems on either side (benchmark or reference set; pairs, when the sets are
+  paired by task id) -> ``inconclusive`` whatever the interval says (a bootstrap over one to four problems
+  only re-draws the same few values);
 - the 95% interval includes 0, or lies above it -> ``none``;
-- it lies below 0 -> graded by its upper end: <= −0.3 ``strong``, <= −0.1 ``moderate``, else ``weak``;
-- fewer than ``MIN_PROBLEMS`` problems on either side -> ``inconclusive`` whatever the interval says (a
-  bootstrap over one to four problems only re-draws the same few values).
-The run's finding is the strongest of its models'.
+- it lies below 0 -> graded by its upper end: <= −0.3 ``strong``, <= −0.1 ``moderate``, else ``weak``.
+The run's finding is the strongest of its models' (an exposure level, then ``inconclusive``, then ``none``).
 """
 
 from __future__ import annotations
 
 from core.leakage.delta import LeakageReport, ModelDelta
-from core.stats.finding import EXPOSURE_LEVELS, Finding
+from core.stats.finding import EXPOSURE_LEVELS, Finding, count
 
 STRONG_UPPER = -0.3
 MODERATE_UPPER = -0.1
-SMALL_SET = 20
 MIN_PROBLEMS = 5
 """Fewer problems than this on either side and the interval means nothing: the finding is inconclusive."""
-"""Fewer problems than this on either side make the interval rough."""
+SMALL_SET = 20
+"""Fewer problems than this on either side make the interval rough (a caveat, not a different verdict)."""
 SCOPE = ("Δ says the benchmark (or its style) is easier for the model than the reference set, not that the "
          "model saw these exact problems; item-level claims need the membership tests.")
 
@@ -34,7 +35,7 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
     caveats = [SCOPE]
     smallest = min(s.n_test, s.n_ref)
     if smallest < SMALL_SET:
-        caveats.append(f"Only {smallest} problem{'s' if smallest != 1 else ''} on one side: the interval is rough; "
+        caveats.append(f"Only {count(smallest, 'problem')} on one side: the interval is rough; "
                        f"use at least {SMALL_SET} problems per set.")
     if row.base_stats is not None and row.delta2 is not None and row.delta2_ci is not None:
         b = row.base_stats
@@ -47,8 +48,10 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
         subject = f"{report.test_name} (or its style) is easier for {row.model} than the reference set"
     numbers = f"{name} {value:+.3f} nats per token, 95% CI {lo:+.3f} to {hi:+.3f}"
     if smallest < MIN_PROBLEMS:
-        return Finding("inconclusive", f"Too few problems to tell: {smallest} on one side is not enough for "
-                       f"{name} to mean anything ({numbers}).", tuple(evidence), tuple(caveats))
+        sides = f"{count(s.n_test, 'problem')} in {report.test_name}, {s.n_ref} in {report.ref_name}"
+        return Finding("inconclusive", f"Too few problems to tell: only {smallest} on one side ({sides}); at least "
+                       f"{MIN_PROBLEMS} per set are needed for {name} to mean anything ({numbers}).",
+                       tuple(evidence), tuple(caveats))
     if lo <= 0 <= hi:
         return Finding("none", f"No significant difference: no sign that {subject} ({numbers}).",
                        tuple(evidence), tuple(caveats))

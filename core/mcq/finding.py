@@ -3,6 +3,7 @@
 A model that never saw a benchmark finishes its options about as well in any order; the shuffled run is
 that yardstick. Per question, the published-order score minus the shuffled score is resampled (paired
 bootstrap, the project's one bootstrap) for a 95% interval of the drop:
+- fewer than ``MIN_QUESTIONS`` questions -> ``inconclusive``, whatever the intervals say;
 - exact completions drop, interval above 0 -> graded by its lower end: >= 0.25 options per question
   ``strong``, >= 0.1 ``moderate``, else ``weak``;
 - only next-token hits drop -> ``weak``;
@@ -15,8 +16,13 @@ import numpy as np
 
 from core.mcq.study import MCQReport
 from core.stats.bootstrap import DEFAULT_SEED, percentile_interval, resample_indices
-from core.stats.finding import Finding
+from core.stats.finding import Finding, count, too_few
 
+MIN_QUESTIONS = 5
+"""Fewer questions than this and the finding is inconclusive. The paired bootstrap resamples questions: four
+questions allow only 35 distinct resamples (five allow 126), so the interval's ends are one or two of a
+handful of averages, and a single memorised question decides the verdict. Five is also the smallest set per
+class any LeakLens test gives a verdict on (membership: texts per class; loss delta: problems per set)."""
 STRONG_DROP = 0.25
 MODERATE_DROP = 0.1
 SMALL_BENCHMARK = 30
@@ -54,6 +60,9 @@ def mcq_finding(report: MCQReport) -> Finding:
                "a little even for a model that never saw the benchmark."]
     if n < SMALL_BENCHMARK:
         caveats.append(f"Only {n} questions: the interval is rough; use at least {SMALL_BENCHMARK}.")
+    if n < MIN_QUESTIONS:
+        return Finding("inconclusive", too_few(count(n, "question"), str(MIN_QUESTIONS)), tuple(evidence),
+                       tuple(caveats))
     if lo > 0:
         level = "strong" if lo >= STRONG_DROP else "moderate" if lo >= MODERATE_DROP else "weak"
         return Finding(

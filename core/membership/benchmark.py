@@ -67,10 +67,19 @@ class BenchmarkResult:
     n_computed: int = 0
     """Samples scored by this call (0 when everything came from the store)."""
     n_truncated: int = 0
-    """Samples longer than the model's context, scored on their first tokens only."""
+    """Samples cut to ``max_tokens`` or to the model's context, scored on their first tokens only."""
+    n_cut_at_max_tokens: int = 0
+    """Of ``n_truncated``, the samples cut at ``max_tokens`` (the limit asked for) rather than at the context."""
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     """Problems worth showing next to the table (e.g. why the baseline is missing)."""
+    n_shared_texts: int | None = None
+    """Texts whose exact wording is found in both classes (as a member and as a non-member): no detector can
+    separate those. None for runs stored before this was counted."""
+    provenance: dict[str, Any] = field(default_factory=dict)
+    """What produced this result: the call that asked for it (its dataset, options, model identities), also
+    when its scores were read back from a run stored by an earlier call; for a result rebuilt from the store
+    alone (``result_from_store``), the provenance stored with the run."""
 
     @property
     def n(self) -> int:
@@ -227,14 +236,16 @@ def run_membership_benchmark(
     }
     loader = load_model or (lambda spec: _default_loader(spec, setup, start_token, model_spec))
     models: dict[str, Any] = {}
-    truncated = [0]
+    truncated = [0, 0]  # cut at all, cut at max_tokens
 
     def score_batch(positions: list[int]) -> list[SampleRow]:
         if not models:
             models["lm"] = loader(model_spec)
             models["reference"] = _reference_lm(chosen, loader)
-        rows, n_truncated = _score_batch(models["lm"], models["reference"], dataset, positions, chosen, max_tokens)
+        rows, n_truncated, n_cut = _score_batch(models["lm"], models["reference"], dataset, positions, chosen,
+                                                max_tokens)
         truncated[0] += n_truncated
+        truncated[1] += n_cut
         return rows
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
@@ -247,7 +258,12 @@ def run_membership_benchmark(
     notes = list(result.notes)
     if outcome.superseded:
         notes.insert(0, weights_changed_note(model_spec, outcome.superseded))
-    return _replace(result, n_computed=outcome.n_computed, n_truncated=truncated[0],
+    # The run is keyed by content: scores stored for the same texts under another file name (or with other
+    # options that change no score) are read back, but the result describes this call's data and options;
+    # the stored run keeps the provenance of the call that computed it.
+    name = dataset_display_name(dataset.source)
+    return _replace(result, dataset=name, provenance=dict(meta["provenance"]), n_computed=outcome.n_computed,
+                    n_truncated=truncated[0], n_cut_at_max_tokens=truncated[1],
                     elapsed_s=time.perf_counter() - started, notes=notes)
 
 
@@ -266,7 +282,11 @@ def _reference_lm(methods: Sequence[Method], loader: Callable[[str], Any]):
 
 
 def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], methods, max_tokens):
-    """Score one batch of samples: records, auxiliary passes, every method; returns store rows."""
+    """Score one batch of samples: records, auxiliary passes, every method.
+
+    Returns the store rows, how many texts were cut, and how many of those at ``max_tokens`` (a cut text
+    keeps exactly the limit that applied, so one left with ``max_tokens`` tokens was cut there, not by the
+    context)."""
     from core.engine.auxiliary import compute_auxiliary
     from core.engine.scoring import TruncationWarning, score_texts
     from core.membership.analysis import kgram_needed
@@ -286,7 +306,8 @@ def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], m
             "preview": dataset.texts[i][:PREVIEW_CHARS],
         }
         rows.append(SampleRow(dataset.ids[i], int(dataset.labels[i]), scores, summary))
-    return rows, sum(1 for r in records if r.n_dropped)
+    cut = [r for r in records if r.n_dropped]
+    return rows, len(cut), sum(1 for r in cut if max_tokens is not None and r.n_tokens == max_tokens)
 
 
 def _evaluate(
@@ -308,6 +329,8 @@ def _evaluate(
         metrics[key] = _try_metric(lambda c=column: evaluate(labels, c), f"{key}", notes)
     baseline = _try_metric(lambda: blind_baseline(dataset.texts, labels), "blind baseline", notes)
     combined = _try_metric(lambda: ensemble(table, labels), "ensemble", notes)
+    by_class = [{t for t, y in zip(dataset.texts, labels, strict=True) if y == c} for c in (0, 1)]
+    shared = by_class[0] & by_class[1]
     return BenchmarkResult(
         run_id=run_id,
         dataset=dataset_display_name(dataset.source),
@@ -320,6 +343,7 @@ def _evaluate(
         blind_baseline=baseline,
         ensemble=combined,
         notes=notes,
+        n_shared_texts=sum(1 for t in dataset.texts if t in shared),
     )
 
 
@@ -341,6 +365,7 @@ def _summary(result: BenchmarkResult) -> dict[str, Any]:
         "blind_baseline": metric_to_store(result.blind_baseline),
         "ensemble": metric_to_store(result.ensemble),
         "notes": result.notes,
+        "n_shared_texts": result.n_shared_texts,
     }
 
 
@@ -393,6 +418,8 @@ def result_from_store(
         ensemble=metric_from_store(summary.get("ensemble")),
         notes=notes,
         elapsed_s=elapsed_s,
+        n_shared_texts=summary.get("n_shared_texts"),
+        provenance=dict(run.meta.get("provenance") or {}),
     )
 
 

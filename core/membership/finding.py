@@ -1,25 +1,35 @@
 """The verdict of a membership benchmark run: did the model see the member texts?
 
 Rules, in order (each follows the AUROC's 95% bootstrap interval):
-1. no usable detector -> ``inconclusive``;
-2. the model-free blind baseline matches or beats the best detector's AUROC -> ``confounded``: wording
-   alone separates the sets, so the split, not the model's memory, may explain every score;
-3. the best detector's interval includes 0.5 -> ``none`` when the interval is tight around chance
+1. every text is found word for word in both classes -> ``inconclusive``: members and non-members hold the
+   same texts, so no detector can separate them (when only some are, a caveat says how many);
+2. fewer than ``MIN_PER_CLASS`` texts in either class -> ``inconclusive``, whatever the interval says: a
+   bootstrap over 1 + 1 texts gives [1.00, 1.00] for any score that happens to order them right;
+3. no usable detector -> ``inconclusive``;
+4. the model-free blind baseline is above chance (its interval's lower end above 0.5) and matches or beats
+   the best detector's AUROC -> ``confounded``: wording alone separates the sets, so the split, not the
+   model's memory, may explain every score. A baseline whose interval includes chance never makes a run
+   ``confounded`` ("0.50 vs 0.50" is no confound);
+5. the best detector's interval includes 0.5 -> ``none`` when the interval is tight around chance
    (its upper end below 0.6), else ``inconclusive`` with the number of texts that would settle it;
-4. the blind baseline reaches the best detector's lower bound -> ``confounded``;
-5. otherwise graded by the interval's lower end: >= 0.75 ``strong``, >= 0.6 ``moderate``, else ``weak``.
+6. the blind baseline, above chance, reaches the best detector's lower bound -> ``confounded``;
+7. otherwise graded by the interval's lower end: >= 0.75 ``strong``, >= 0.6 ``moderate``, else ``weak``.
 """
 
 from __future__ import annotations
 
 from core.membership.benchmark import BenchmarkResult
-from core.stats.finding import Finding, texts_needed
+from core.stats.finding import Finding, count, texts_needed, too_few
 from core.stats.metrics import MetricResult
 
+MIN_PER_CLASS = 5
+"""Fewer member or non-member texts than this and the finding is inconclusive: with so few, a percentile
+bootstrap re-draws the same handful of texts and its interval says nothing."""
 STRONG_LOWER = 0.75
 MODERATE_LOWER = 0.6
 NONE_UPPER = 0.6
 """An interval that includes chance and stays below this rules out a useful detector."""
+CHANCE = 0.5
 
 
 def best_detector(result: BenchmarkResult) -> tuple[str, MetricResult] | None:
@@ -30,28 +40,56 @@ def best_detector(result: BenchmarkResult) -> tuple[str, MetricResult] | None:
 
 def membership_finding(result: BenchmarkResult) -> Finding:
     best = best_detector(result)
-    n, n_members = result.n, sum(result.labels)
-    sizes = f"{n} texts ({n_members} members, {n - n_members} non-members)"
+    labels = result.labels
+    n, n_members = result.n, sum(labels)
+    n_non_members = len(labels) - n_members
+    sizes = f"{n} texts ({n_members} members, {n_non_members} non-members)"
+    baseline = result.blind_baseline
+    evidence = []
+    if best is not None:
+        best_label, best_metric = result.method_labels.get(best[0], best[0]), best[1]
+        evidence.append(f"best detector: {best_label}, AUROC {best_metric.auroc:.2f} "
+                        f"(95% CI {best_metric.ci[0]:.2f}–{best_metric.ci[1]:.2f})")
+    if baseline is not None:
+        evidence.append(f"blind baseline (wording alone, no model): AUROC {baseline.auroc:.2f} "
+                        f"(95% CI {baseline.ci[0]:.2f}–{baseline.ci[1]:.2f})")
+    evidence.append(sizes)
+    caveats = []
+    shared = result.n_shared_texts or 0
+    if n and shared >= n:
+        return Finding(
+            "inconclusive",
+            f"Inconclusive: members and non-members hold the same texts (all {n} appear in both classes), so no "
+            "detector can tell them apart.",
+            tuple(evidence), ("Check the label column: each text should be either a member or a non-member.",
+                              *result.notes),
+        )
+    if shared:
+        caveats.append(f"{shared} of the {n} texts appear word for word in both classes (as a member and as a "
+                       "non-member): no detector can separate those, so they pull every AUROC toward 0.50.")
+    if min(n_members, n_non_members) < MIN_PER_CLASS:
+        return Finding(
+            "inconclusive",
+            too_few(f"{count(n_members, 'member text')} and {count(n_non_members, 'non-member text')}",
+                    f"{MIN_PER_CLASS} of each"),
+            tuple(evidence), (*caveats, *result.notes),
+        )
     if best is None:
         return Finding("inconclusive", "Inconclusive: no detector produced a usable score on these texts.",
-                       (sizes,), tuple(result.notes))
+                       tuple(evidence), (*caveats, *result.notes))
     key, metric = best
     label = result.method_labels.get(key, key)
     lo, hi = metric.ci
-    baseline = result.blind_baseline
-    evidence = [f"best detector: {label}, AUROC {metric.auroc:.2f} (95% CI {lo:.2f}–{hi:.2f})"]
-    if baseline is not None:
-        evidence.append(f"blind baseline (wording alone, no model): AUROC {baseline.auroc:.2f}")
-    evidence.append(sizes)
-    caveats = [
+    caveats += [
         f"The best of {len(result.metrics)} detectors is picked after the fact, so its AUROC is slightly optimistic.",
         "AUROC says how well the scores separate the two sets, not which single text was seen.",
     ]
     if baseline is None:
         caveats.append("No blind baseline could be computed, so a confounded split cannot be ruled out.")
-    if baseline is not None and baseline.auroc >= metric.auroc:
+    above_chance = baseline is not None and baseline.ci[0] > CHANCE
+    if baseline is not None and above_chance and baseline.auroc >= metric.auroc:
         return _confounded(metric, baseline, evidence, caveats)
-    if lo <= 0.5:
+    if lo <= CHANCE:
         if hi < NONE_UPPER:
             return Finding(
                 "none",
@@ -61,7 +99,7 @@ def membership_finding(result: BenchmarkResult) -> Finding:
             )
         if baseline is not None and baseline.auroc > 0.6:
             caveats.append(f"Wording alone already reaches AUROC {baseline.auroc:.2f} on these sets.")
-        needed = texts_needed(n, metric.auroc, metric.ci, 0.5)
+        needed = texts_needed(n, metric.auroc, metric.ci, CHANCE)
         more = f" About {needed} texts would be needed to tell an effect this size from chance." if needed else ""
         return Finding(
             "inconclusive",
@@ -70,14 +108,18 @@ def membership_finding(result: BenchmarkResult) -> Finding:
             tuple(evidence), tuple(caveats),
         )
     if baseline is not None and baseline.auroc >= lo:
-        return _confounded(metric, baseline, evidence, caveats)
+        if above_chance:
+            return _confounded(metric, baseline, evidence, caveats)
+        caveats.append(f"Wording alone reaches AUROC {baseline.auroc:.2f} (95% CI {baseline.ci[0]:.2f}–"
+                       f"{baseline.ci[1]:.2f}); its interval includes chance, but a confounded split is not ruled "
+                       "out.")
     level = "strong" if lo >= STRONG_LOWER else "moderate" if lo >= MODERATE_LOWER else "weak"
     words = {"strong": "Strong", "moderate": "Moderate", "weak": "Weak"}[level]
     against = f", against {baseline.auroc:.2f} for wording alone" if baseline is not None else ""
     return Finding(
         level,
-        f"{words} evidence that the model saw the member texts: {label} tells members from non-members with "
-        f"AUROC {metric.auroc:.2f} (95% CI {lo:.2f}–{hi:.2f}){against}.",
+        f"{words} evidence that the model saw the member texts: {label} tells members from non-members "
+        f"with AUROC {metric.auroc:.2f} (95% CI {lo:.2f}–{hi:.2f}){against}.",
         tuple(evidence), tuple(caveats),
     )
 
@@ -86,8 +128,8 @@ def _confounded(metric: MetricResult, baseline: MetricResult, evidence: list[str
     return Finding(
         "confounded",
         f"Confounded: wording alone separates these sets (a model-free classifier reaches AUROC "
-        f"{baseline.auroc:.2f}, the best detector {metric.auroc:.2f}), so the scores may reflect how the sets "
-        "were split rather than what the model saw.",
+        f"{baseline.auroc:.2f}, 95% CI {baseline.ci[0]:.2f}–{baseline.ci[1]:.2f}, the best detector "
+        f"{metric.auroc:.2f}), so the scores may reflect how the sets were split rather than what the model saw.",
         tuple(evidence),
         ("Use members and non-members from the same distribution (e.g. the same source, split at random or by "
          "a date the wording cannot reveal).", *caveats),

@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from core.files.outputs import OutputPlan, atomic_output
 from core.overlap.backends.base import OverlapBackend
 from core.overlap.indexing import build_index
 from core.overlap.matching import Match, SearchSettings, search
-from core.overlap.report import column_names, safe_name
-from core.overlap.sources import EvalSet, TrainingReader, TrainingSource, check_unchanged
+from core.overlap.report import OutputNames, column_names
+from core.overlap.sources import EvalSet, TrainingReader, TrainingSource, check_unchanged, source_file
 
 
 @dataclass(frozen=True)
@@ -58,24 +59,34 @@ def decontaminate(
     *,
     recheck: bool | None = None,
     drop_malformed: bool = False,
+    names: OutputNames | None = None,
 ) -> list[CleanedSet]:
-    """``recheck`` defaults to True for capped backends (Elasticsearch), False for the embedded one.
+    """``recheck`` defaults to True for capped backends (Elasticsearch), False for the embedded one;
+    ``names`` comes from the search's plan (else it is made from ``matches``).
 
-    Raises ``DataError`` before writing anything when a training file changed since it was indexed."""
+    Raises ``DataError`` before writing anything when a training file changed since it was indexed, and
+    ``OutputError`` when a file to write is one of the indexes' recorded training sources (or a test set):
+    each copy is written beside its target and replaces it only once its source was read to the end."""
     if recheck is None:
         recheck = backend.kind != "embedded"
     out_dir = Path(output_dir)
     columns = column_names(matches)
+    names = names or OutputNames.plan(list(dict.fromkeys(m.eval_name for m in matches)), list(columns.values()))
+    plan = OutputPlan()
+    plan.add_inputs((f"test set {t.name}", t.source) for t in test_sets if Path(t.source).is_file())
     jobs = []
     for (index, dataset), rows in rows_to_remove(matches).items():
         info = backend.info(index)
+        for spec in info.sources:
+            plan.add_input(f"training source of index {index}", source_file(TrainingSource.from_dict(spec)))
         spec = next((s for s in info.sources if s.get("name") == dataset), None)
         if spec is None:
             continue
         source = TrainingSource.from_dict(spec)
         check_unchanged(source, index)
-        jobs.append((info, source, rows, out_dir / f"{safe_name(columns[(index, dataset)])}.decontaminated.jsonl"))
-    out_dir.mkdir(parents=True, exist_ok=True)
+        jobs.append((info, source, rows, out_dir / names.cleaned[columns[(index, dataset)]]))
+    for _, source, _, path in jobs:
+        plan.claim(path, f"decontaminated copy of {source.name}")
     results = []
     for info, source, rows, path in jobs:
         n_rows, dropped = _write_without(TrainingReader(source), rows, path, drop_malformed)
@@ -90,7 +101,7 @@ def _write_without(reader: TrainingReader, rows: set[int], path: Path, drop_malf
     """Write the training set minus ``rows``; returns (rows read, malformed lines dropped)."""
     n_rows = 0
     dropped: list[int] = []
-    with path.open("wb") as handle:
+    with atomic_output(path, binary=True) as handle:
         if not reader.streamed:
             for row_index, row in reader.rows():
                 n_rows += 1

@@ -1,17 +1,25 @@
 """The verdict of an overlap search: how much of a test set appears in the training data.
 
 Per (test set, training set) pair, the share of test items with any matched text; the run's finding is
-its worst pair: no item matched -> ``none``; >= 10% of items ``strong``; >= 2% ``moderate``; else
-``weak``. Overlap is shared text, not proof of training: the membership tests answer that.
+its worst pair: >= 10% of items ``strong``; >= 2% ``moderate``; else ``weak``; no item matched -> ``none``.
+Overlap is shared text, not proof of training: the membership tests answer that.
+
+Minimum size (``MIN_ITEMS`` test items per test set). A matched item is a fact, not an estimate: shared text
+was found, however few items were searched, so a match keeps its exposure level, with a caveat that the
+share of a set smaller than the minimum is a rough rate. No match is different: "no overlap" is a claim
+about the rate, and none of 2 items matching rules out little. When nothing matched and any test set holds
+fewer than ``MIN_ITEMS`` items, the finding is ``inconclusive`` and says how many were searched.
 """
 
 from __future__ import annotations
 
 from core.overlap.report import ContaminationReport
-from core.stats.finding import Finding
+from core.stats.finding import Finding, count, too_few
 
 STRONG_SHARE = 0.10
 MODERATE_SHARE = 0.02
+MIN_ITEMS = 5
+"""Test items a test set needs before "no item matched" reads as ``none``; below it a match still counts."""
 
 
 def overlap_finding(report: ContaminationReport) -> Finding:
@@ -28,9 +36,20 @@ def overlap_finding(report: ContaminationReport) -> Finding:
     e, t = max(pairs, key=lambda p: (report.matched[p] / max(report.counts[p[0]], 1), report.scores[p]))
     matched, total = report.matched[(e, t)], report.counts[e]
     if matched == 0:
+        small = [name for name in dict.fromkeys(pe for pe, _ in pairs) if report.counts[name] < MIN_ITEMS]
+        if small:
+            searched = ", ".join(f"{count(report.counts[name], 'item')} of {name}" for name in small)
+            return Finding("inconclusive",
+                           too_few(f"{searched} searched, none sharing text with the training data",
+                                   f"{MIN_ITEMS} items per test set"),
+                           evidence, caveats)
         return Finding("none", f"No overlap found: none of the {total} items of {e} shares text with {t}.",
                        evidence, caveats)
     share = matched / total
+    if total < MIN_ITEMS:
+        caveats = (f"Only {count(total, 'item')} in {e}: the {count(matched, 'matched item')} "
+                   f"{'is' if matched == 1 else 'are'} shared text found, but {share:.0%} is a rough rate; search "
+                   f"at least {MIN_ITEMS} items per test set.", *caveats)
     level = "strong" if share >= STRONG_SHARE else "moderate" if share >= MODERATE_SHARE else "weak"
     return Finding(
         level,

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.files.outputs import write_atomic
 from core.overlap.matching import Match
 
 
@@ -41,15 +42,51 @@ class ContaminationReport:
 
 
 def column_names(matches: Sequence[Match]) -> dict[tuple[str, str], str]:
+    """(index, training set) -> report column name, for the pairs ``matches`` cover (see ``pair_columns``)."""
+    return pair_columns(list(dict.fromkeys((m.index, m.train_dataset) for m in matches)))
+
+
+def pair_columns(pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """(index, training set) -> report column name, named after the index the user built and searched.
 
     An index holding one training set is its column (``tulu-mix``); an index holding several gives one
     column per set, ``INDEX/DATASET`` (``tulu-mix/train_chat``). Every column name is unique, since index
     names are. The TSV, the per-pair files and the decontaminated files use the same names.
     """
-    pairs = list(dict.fromkeys((m.index, m.train_dataset) for m in matches))
     indexes = [i for i, _ in pairs]
     return {(i, d): i if indexes.count(i) == 1 else f"{i}/{d}" for i, d in pairs}
+
+
+REPORT_FILE = "contamination_report.tsv"
+
+
+@dataclass(frozen=True)
+class OutputNames:
+    """The file name of every output of one search, fixed before it runs: distinct, and stable for the same
+    test sets and columns (names that collide once made file-safe get ``-2``, ``-3`` in order)."""
+
+    pairs: dict[tuple[str, str], str]
+    """(test set, column) -> its per-instance JSONL file."""
+    cleaned: dict[str, str]
+    """column -> its decontaminated training file."""
+
+    @classmethod
+    def plan(cls, evals: Sequence[str], columns: Sequence[str]) -> OutputNames:
+        taken = {REPORT_FILE.lower()}
+        pairs = {(e, c): _distinct(f"{safe_name(e)}__{safe_name(c)}", ".jsonl", taken) for e in evals for c in columns}
+        cleaned = {c: _distinct(safe_name(c), ".decontaminated.jsonl", taken) for c in columns}
+        return cls(pairs, cleaned)
+
+
+def _distinct(stem: str, suffix: str, taken: set[str]) -> str:
+    """``stem + suffix``, or with ``-N`` before the suffix while that name is taken (compared without case,
+    since some file systems ignore it)."""
+    name, n = stem + suffix, 1
+    while name.lower() in taken:
+        n += 1
+        name = f"{stem}-{n}{suffix}"
+    taken.add(name.lower())
+    return name
 
 
 def build_contamination_report(matches: Sequence[Match]) -> ContaminationReport:
@@ -73,23 +110,19 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "dataset"
 
 
-def write_outputs(matches: Sequence[Match], output_dir: str | Path) -> tuple[ContaminationReport, list[Path]]:
-    """Writes ``contamination_report.tsv`` and one ``<eval>__<train>.jsonl`` per pair; returns the paths."""
+def write_outputs(
+    matches: Sequence[Match], output_dir: str | Path, names: OutputNames | None = None
+) -> tuple[ContaminationReport, list[Path]]:
+    """Writes ``contamination_report.tsv`` and one ``<eval>__<train>.jsonl`` per pair, each atomically;
+    returns the paths written. ``names`` comes from the search's plan (else it is made from ``matches``)."""
     out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
     report = build_contamination_report(matches)
     columns = column_names(matches)
+    names = names or OutputNames.plan(report.evals, report.trains)
     files: dict[str, list[Match]] = {}
     for m in matches:
-        name = f"{safe_name(m.eval_name)}__{safe_name(columns[(m.index, m.train_dataset)])}.jsonl"
-        files.setdefault(name, []).append(m)
-    written = []
+        files.setdefault(names.pairs[(m.eval_name, columns[(m.index, m.train_dataset)])], []).append(m)
+    write_atomic(out / REPORT_FILE, report.to_tsv())
     for filename, rows in files.items():
-        path = out / filename
-        with path.open("w", encoding="utf-8") as handle:
-            for m in rows:
-                handle.write(json.dumps(m.to_json(), ensure_ascii=False) + "\n")
-        written.append(path)
-    tsv = out / "contamination_report.tsv"
-    tsv.write_text(report.to_tsv(), encoding="utf-8")
-    return report, [tsv, *written]
+        write_atomic(out / filename, "".join(json.dumps(m.to_json(), ensure_ascii=False) + "\n" for m in rows))
+    return report, [out / REPORT_FILE, *(out / filename for filename in files)]

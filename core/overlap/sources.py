@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,6 +25,7 @@ from core.config import cache_subdir
 from core.data.demo import demo_path, is_demo_source
 from core.data.tables import ROW_ID_COLUMNS, SkippedRow, Table, is_local_source, load_rows, load_uploaded
 from core.errors import DataError
+from core.files.outputs import write_atomic
 
 DEFAULT_HUB_SPLIT = "train"
 DEFAULT_TEST_SPLIT = "test"
@@ -127,6 +129,30 @@ def dataset_name(source: str) -> str:
     return cleaned
 
 
+def distinct_names(sources: Sequence[str], names: Sequence[str]) -> list[str]:
+    """``names`` made distinct: sets that share a name are prefixed with their folders, nearest first, until
+    they differ (``a/train.jsonl``, ``b/train.jsonl`` -> ``a__train``, ``b__train``); the same source given
+    twice, or names still equal, get ``-2``, ``-3`` in order. Names already distinct stay as they are."""
+    out = list(names)
+    for name in set(names):
+        group = [i for i, n in enumerate(names) if n == name]
+        if len(group) < 2:
+            continue
+        folders = [Path(sources[i]).expanduser().absolute().parent.parts for i in group]
+        for depth in range(1, max(len(f) for f in folders) + 1):
+            candidates = [dataset_name("__".join([*f[-depth:], name])) if f[-depth:] else name for f in folders]
+            if len(set(candidates)) == len(candidates):
+                for i, candidate in zip(group, candidates):
+                    out[i] = candidate
+                break
+    seen: dict[str, int] = {}
+    for i, name in enumerate(out):
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            out[i] = f"{name}-{seen[name]}"
+    return out
+
+
 def parse_query_filter(spec: str | None) -> tuple[str, str] | None:
     """``"role:user"`` -> ``("role", "user")``."""
     if not spec:
@@ -174,7 +200,8 @@ def training_sources(
             "No training set given: name a dataset (demo:overlap-train, a file path or a hub id) "
             "or a dataset-mixer YAML."
         )
-    return sources
+    names = distinct_names([s.source for s in sources], [s.name for s in sources])
+    return [s if s.name == name else replace(s, name=name) for s, name in zip(sources, names)]
 
 
 def keep_upload(data: bytes, filename: str) -> str:
@@ -186,10 +213,9 @@ def keep_upload(data: bytes, filename: str) -> str:
     path), under its own file name so the training set keeps its name.
     """
     folder = cache_subdir("uploads") / hashlib.sha256(data).hexdigest()[:32]
-    folder.mkdir(exist_ok=True)
     path = folder / (Path(filename).name or "upload")
     if not path.is_file() or path.read_bytes() != data:
-        path.write_bytes(data)
+        write_atomic(path, data)
     return str(path)
 
 
@@ -235,12 +261,31 @@ def check_unchanged(source: TrainingSource, index: str, *, full: bool = True) ->
 
 
 def skipped_note(name: str, skipped: Sequence[SkippedRow], limit: int = 30) -> str:
-    """e.g. 'train: skipped 2 rows (lines 4, 9): not valid JSON (...).'; empty when nothing was skipped."""
+    """e.g. 'train: skipped 2 rows (lines 4, 9): not valid JSON (...).'; empty when nothing was skipped.
+
+    Rows skipped for different reasons get each reason with its own lines ('test: skipped 3 rows (lines 2, 5,
+    7): no text in field 'text' (lines 2, 5); no value in id field 'id' (lines 7).'), so no row is reported
+    under another row's reason."""
     if not skipped:
         return ""
-    lines = ", ".join(s.where() for s in skipped[:limit])
+    rows = "row" if len(skipped) == 1 else "rows"
+    head = f"{name}: skipped {len(skipped)} {rows} ({_line_list(skipped, limit)})"
+    reasons = list(dict.fromkeys(s.reason for s in skipped))
+    if len(reasons) == 1:
+        return f"{head}: {reasons[0]}."
+    parts = []
+    for reason in reasons:
+        lines = [s.line for s in skipped if s.reason == reason]
+        more = "" if len(lines) <= limit else f" and {len(lines) - limit} more"
+        parts.append(f"{reason} (lines {', '.join(map(str, lines[:limit]))}{more})")
+    return f"{head}: {'; '.join(parts)}."
+
+
+def _line_list(skipped: Sequence[SkippedRow], limit: int) -> str:
+    """e.g. 'lines 4', 'lines 4 (id q17), 9' or 'lines 1, ..., 30 and 4 more' (always 'lines', as before)."""
+    listed = ", ".join(s.where() for s in skipped[:limit])
     more = "" if len(skipped) <= limit else f" and {len(skipped) - limit} more"
-    return f"{name}: skipped {len(skipped)} rows (lines {lines}{more}): {skipped[0].reason}."
+    return f"lines {listed}{more}"
 
 
 def parse_mixer(path: str | Path, **options: Any) -> list[TrainingSource]:
@@ -314,8 +359,9 @@ class TrainingReader:
                 if line.row is not None:
                     yield line.index, _where(line.number, line.row), line.row
             return
-        split = src.split if src.split or is_local_source(src.source) else DEFAULT_HUB_SPLIT
-        table = load_rows(src.source, split=split, config=src.config)
+        hub = not is_local_source(src.source)  # a split or config reaches hub sets only (checked by the command)
+        table = load_rows(src.source, split=(src.split or DEFAULT_HUB_SPLIT) if hub else None,
+                          config=src.config if hub else None)
         self.skipped.extend(table.skipped)
         limit = _row_limit(src.proportion, len(table.rows))
         for index, row in enumerate(table.rows[:limit]):
@@ -359,13 +405,23 @@ class TrainingReader:
         return value
 
     def documents(self) -> Iterator[Document]:
+        """Every document of the training set. A row without the text (or messages) field is skipped with its
+        line like any other unusable row, the first one too; only a set in which no row has the field at all
+        is refused (a misspelt field name), listing the fields its rows have."""
         src = self.source
-        first = True
+        wanted = src.messages_field or src.text_field
+        found = False
+        fields: dict[str, None] = {}
+        n_rows = 0
         for index, where, row in self._numbered_rows():
             self.n_rows += 1
-            if first:
-                self._check_fields(row)
-                first = False
+            n_rows += 1
+            if not found:
+                if wanted in row:
+                    self._check_field(row[wanted])
+                    found = True
+                elif len(fields) < _FIELDS_LISTED:
+                    fields.update(dict.fromkeys(str(k) for k in row))
             if src.messages_field:
                 yield from self._turns(index, where, row)
             else:
@@ -374,25 +430,26 @@ class TrainingReader:
                     yield Document(src.name, index, None, text)
                 else:
                     self.skipped.append(replace(where, reason=f"no text in field '{src.text_field}'"))
-        if first:
+        if not n_rows:
             raise DataError(f"{src.source} has no readable rows.")
+        if not found:
+            listing = ", ".join(repr(k) for k in list(fields)[:_FIELDS_LISTED]) or "none"
+            raise DataError(f"{src.source} has no field '{wanted}' in any row. Fields found: {listing}.")
 
-    def _check_fields(self, row: dict[str, Any]) -> None:
+    def _check_field(self, value: Any) -> None:
+        """The first value of the messages field must be a list of turns (else the wrong flag was used)."""
         src = self.source
-        wanted = src.messages_field or src.text_field
-        if wanted not in row:
-            fields = ", ".join(repr(k) for k in row) or "none"
-            raise DataError(f"{src.source} has no field '{wanted}'. Fields found: {fields}.")
-        if src.messages_field and not isinstance(row[wanted], list):
+        if src.messages_field and not isinstance(value, list):
             raise DataError(
-                f"{src.source}: field '{wanted}' is not a list of turns; use --text-field for plain text."
+                f"{src.source}: field '{src.messages_field}' is not a list of turns; use --text-field for plain text."
             )
 
     def _turns(self, index: int, where: SkippedRow, row: dict[str, Any]) -> Iterator[Document]:
         src = self.source
         turns = row.get(src.messages_field)
         if not isinstance(turns, list):
-            self.skipped.append(replace(where, reason=f"field '{src.messages_field}' is not a list"))
+            what = "is not a list" if src.messages_field in row else "is missing"
+            self.skipped.append(replace(where, reason=f"field '{src.messages_field}' {what}"))
             return
         for turn_index, turn in enumerate(turns):
             if not isinstance(turn, dict):
@@ -405,6 +462,8 @@ class TrainingReader:
 
 
 _BOM = b"\xef\xbb\xbf"
+_FIELDS_LISTED = 50
+"""At most this many field names are listed when the text field is found in no row."""
 
 
 def _where(number: int, row: dict[str, Any]) -> SkippedRow:
@@ -458,11 +517,24 @@ def eval_set_from_table(
         if not isinstance(text, str) or not text.strip():
             skipped.append(table.skip(index, f"no text in field '{field_name}'"))
             continue
-        ident = str(row[id_field]) if id_field else str(index)
-        instances.append(EvalInstance(ident, text))
+        ident = row.get(id_field) if id_field else index
+        if _blank(ident):
+            # The id names the row in every result file: a row without one is left out, by its line.
+            skipped.append(table.skip(index, f"no value in id field '{id_field}'"))
+            continue
+        instances.append(EvalInstance(str(ident), text))
     if not instances:
-        raise DataError(f"{table.source}: no row has text in field '{field_name}'.")
+        with_text = "" if not any(s.reason.startswith("no value in id") for s in skipped) else (
+            f" with a value in id field '{id_field}'")
+        raise DataError(f"{table.source}: no row has text in field '{field_name}'{with_text}.")
     return EvalSet(name=name, instances=instances, source=table.source, skipped=skipped)
+
+
+def _blank(value: Any) -> bool:
+    """None, an empty or blank string, or a missing number (NaN, as pandas reads an empty cell)."""
+    if isinstance(value, float):
+        return math.isnan(value)
+    return value is None or not str(value).strip()
 
 
 def load_eval_set(
@@ -480,6 +552,6 @@ def load_eval_set(
     if data is not None:
         table = load_uploaded(data, source)
     else:
-        default = None if is_local_source(source) else DEFAULT_TEST_SPLIT
-        table = load_rows(source, split=split or default, config=config)
+        hub = not is_local_source(source)  # a split or config reaches hub sets only (checked by the command)
+        table = load_rows(source, split=(split or DEFAULT_TEST_SPLIT) if hub else None, config=config if hub else None)
     return eval_set_from_table(table, field_name, name=name or dataset_name(source), id_field=id_field)

@@ -5,7 +5,9 @@ the interval sits from "no effect"), ``none`` (the data rule out an effect of an
 ``inconclusive`` (the interval includes "no effect": more data needed) and ``confounded`` (something
 other than the model explains the result, e.g. wording alone separates the sets). The rules live beside
 each test (``core.<test>.finding``) and follow its statistics: an interval that includes chance is never
-``strong``.
+``strong``. No test gives a verdict on fewer items than its stated minimum (one constant per test, in its
+``finding.py``): below it the finding is ``inconclusive`` and its headline says how many there are and how
+many are needed (``too_few``).
 """
 
 from __future__ import annotations
@@ -58,3 +60,18 @@ def texts_needed(n: int, estimate: float, interval: tuple[float, float], null: f
     if distance <= 1e-9 or half_width <= 0 or n <= 0:
         return None
     return max(n + 1, int(n * (half_width / distance) ** 2 + 0.999))
+
+
+def too_few(have: str, needed: str) -> str:
+    """The headline of a finding below its test's minimum size: what there is, and what a verdict needs.
+
+    ``too_few("1 member text and 1 non-member text", "5 of each")`` -> "Inconclusive: only 1 member text and 1
+    non-member text; at least 5 of each are needed for a verdict."
+    """
+    return f"Inconclusive: only {have}; at least {needed} are needed for a verdict."
+
+
+def count(n: int, noun: str) -> str:
+    """``1 question``, ``3 questions``: a count with its noun in the right number (for nouns whose plural
+    adds an s)."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -28,6 +28,7 @@ from typing import Any
 
 from core.config import cache_dir
 from core.errors import LeakLensError
+from core.files.outputs import os_error_cause
 
 STORE_ENV_VAR = "LEAKLENS_STORE"
 """Path of the SQLite file; overrides ``<cache>/results.sqlite`` (tests point it at a temporary file)."""
@@ -68,6 +69,10 @@ CREATE TABLE IF NOT EXISTS samples (
     PRIMARY KEY (run_id, sample_id)
 );
 """
+
+
+LOW_SPACE_BYTES = 4 * 2**20
+"""Below this much free space a failed SQLite write is reported as a full disk."""
 
 
 class StoreError(LeakLensError):
@@ -207,7 +212,8 @@ class ResultStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"Cannot open the results store {self.path}: {exc}. Choose a writable path.") from exc
+            raise StoreError(f"Cannot open the results store {self.path}: {self._fault(exc)}. "
+                             "Choose a writable path.") from exc
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -215,9 +221,24 @@ class ResultStore:
                 self._create_schema(conn)
             yield conn
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"The results store {self.path} could not be used: {exc}.") from exc
+            raise StoreError(f"The results store {self.path} could not be used: {self._fault(exc)}.") from exc
         finally:
             conn.close()
+
+    def _fault(self, exc: BaseException) -> str:
+        """SQLite's vague words for a full or read-only disk ("disk I/O error", "unable to open database
+        file") replaced by the cause, read off the store's folder; other errors keep their own text."""
+        if isinstance(exc, OSError):
+            return os_error_cause(exc)
+        try:
+            disk = os.statvfs(self.path.parent)
+        except OSError:
+            return str(exc)
+        if disk.f_flag & os.ST_RDONLY:
+            return "its folder is on a read-only file system (copy the store to a writable folder)"
+        if disk.f_bavail * disk.f_frsize < LOW_SPACE_BYTES and isinstance(exc, sqlite3.OperationalError):
+            return f"no space left on the device ({str(exc)} with {disk.f_bavail * disk.f_frsize} bytes free)"
+        return str(exc)
 
     def _create_schema(self, conn: sqlite3.Connection) -> None:
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]

@@ -70,6 +70,10 @@ class IndexInfo:
     complete: bool = True
     """False when the build never finished (the process or the server stopped mid-way): the index holds
     only part of its documents, so a search would under-report overlap."""
+    unreadable: str | None = None
+    """Why the index's own description could not be read (e.g. ``<folder>/meta.json is empty``), naming the
+    file; None when it was read. Such an index is listed (with ``complete`` False and nothing else known),
+    never searched: rebuild it with --overwrite, or delete it."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,12 @@ class OverlapBackend(ABC):
     def searchable_info(self, name: str) -> IndexInfo:
         """``info(name)``, refusing an index whose build never finished: its scores would be silently low."""
         info = self.info(name)
+        if info.unreadable:
+            raise DataError(
+                f"Index '{name}' cannot be read: {info.unreadable}. Rebuild it: python -m core overlap index "
+                f"--name {name} {self.index_flags()} --overwrite with its training sets, or delete it: "
+                f"python -m core overlap delete --name {name} {self.index_flags()}."
+            )
         if not info.complete:
             raise DataError(
                 f"Index '{name}' is incomplete: its build stopped after {info.n_docs} documents, so a search "
@@ -161,6 +171,10 @@ class OverlapBackend(ABC):
                 "with the same training sets (no need to delete it first)."
             )
         return info
+
+    def index_flags(self) -> str:
+        """The CLI flags that reach this backend's indexes, for the commands an error message suggests."""
+        return f"--backend {self.kind}"
 
     def missing_index_error(self, name: str) -> DataError:
         existing = ", ".join(i.name for i in self.list()) or "none"

@@ -26,6 +26,7 @@ import numpy as np
 
 from core.config import cache_subdir
 from core.errors import DataError
+from core.files.outputs import atomic_output, write_atomic
 from core.overlap.backends.base import (
     Candidates,
     IndexInfo,
@@ -113,21 +114,37 @@ class EmbeddedBackend(OverlapBackend):
         return infos
 
     def info(self, name: str) -> IndexInfo:
+        """The index's description from its ``meta.json``; one that cannot be read (empty, not JSON, entries
+        missing) is described as ``unreadable``, naming the file and the cause, so listing the others goes on."""
         path = self._dir(name)
-        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
         size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
-        return IndexInfo(
-            name=meta["name"],
-            backend=self.kind,
-            index_type=meta["index_type"],
-            n_docs=int(meta["n_docs"]),
-            datasets=dict(meta["datasets"]),
-            size_bytes=size,
-            ngram_size=meta.get("ngram_size"),
-            model=meta.get("model"),
-            sources=list(meta.get("sources") or []),
-            complete=bool(meta.get("complete", True)),
-        )
+        meta_path = path / "meta.json"
+        try:
+            meta = _read_meta(meta_path)
+            return IndexInfo(
+                name=str(meta["name"]),
+                backend=self.kind,
+                index_type=str(meta["index_type"]),
+                n_docs=int(meta["n_docs"]),
+                datasets=dict(meta["datasets"]),
+                size_bytes=size,
+                ngram_size=meta.get("ngram_size"),
+                model=meta.get("model"),
+                sources=list(meta.get("sources") or []),
+                complete=bool(meta.get("complete", True)),
+            )
+        except _Unreadable as exc:
+            cause = str(exc)
+        except KeyError as exc:
+            cause = f"{meta_path} has no {exc.args[0]!r} entry"
+        except (TypeError, ValueError) as exc:
+            cause = f"{meta_path} holds a value of the wrong kind ({exc})"
+        return IndexInfo(name=path.name, backend=self.kind, index_type="unknown", n_docs=0, datasets={},
+                         size_bytes=size, complete=False, unreadable=cause)
+
+    def index_flags(self) -> str:
+        flags = f"--backend {self.kind}"
+        return flags if self.root == default_index_root() else f"{flags} --index-dir {self.root}"
 
     def delete(self, name: str) -> None:
         path = self._dir(name)
@@ -146,7 +163,7 @@ class EmbeddedBackend(OverlapBackend):
     def ngram_candidates(
         self, name: str, queries: Sequence[Sequence[tuple[str, ...]]], datasets: Sequence[str], search_size: int
     ) -> Candidates:
-        info = self.info(name)
+        info = self.searchable_info(name)
         n = self._text_ngram_size(info)
         ids: list[list[int]] = []
         with self._connect(name) as db:
@@ -165,7 +182,7 @@ class EmbeddedBackend(OverlapBackend):
     def phrase_candidates(
         self, name: str, phrases: Sequence[tuple[str, ...]], datasets: Sequence[str], search_size: int
     ) -> Candidates:
-        info = self.info(name)
+        info = self.searchable_info(name)
         n = info.ngram_size or 0
         ids: list[list[int]] = []
         with self._connect(name) as db:
@@ -183,7 +200,7 @@ class EmbeddedBackend(OverlapBackend):
     def vector_search(
         self, name: str, vectors: np.ndarray, dataset: str, k: int, min_similarity: float | None = None
     ) -> list[list[VectorHit]]:
-        info = self.info(name)
+        info = self.searchable_info(name)
         if info.index_type != "vector":
             raise DataError(f"Index '{name}' is a {info.index_type} index; vector search needs a vector index.")
         matrix = self._vectors(name)
@@ -253,6 +270,28 @@ class EmbeddedBackend(OverlapBackend):
         return cached[1]
 
 
+class _Unreadable(Exception):
+    """An index's ``meta.json`` could not be read; the message names the file and the cause."""
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _Unreadable(f"{path} could not be read ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise _Unreadable(f"{path} is not UTF-8 text") from exc
+    if not text.strip():
+        raise _Unreadable(f"{path} is empty")
+    try:
+        meta = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Unreadable(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
+    if not isinstance(meta, dict):
+        raise _Unreadable(f"{path} does not hold a JSON object")
+    return meta
+
+
 class _EmbeddedWriter(IndexWriter):
     def __init__(self, backend: EmbeddedBackend, name: str, meta: dict[str, Any]) -> None:
         self.backend = backend
@@ -260,7 +299,7 @@ class _EmbeddedWriter(IndexWriter):
         self.meta = meta
         self.tmp = backend.root / f".{name}.building-{uuid.uuid4().hex[:8]}"
         self.tmp.mkdir(parents=True)
-        (self.tmp / _OWNER).write_text(str(os.getpid()))
+        write_atomic(self.tmp / _OWNER, str(os.getpid()))
         self.db = sqlite3.connect(self.tmp / "index.sqlite")
         self.db.executescript(
             """
@@ -301,9 +340,10 @@ class _EmbeddedWriter(IndexWriter):
         if self.meta["index_type"] == "vector":
             dims = self.meta.get("dims") or 0
             matrix = np.concatenate(self.vectors) if self.vectors else np.zeros((0, dims), np.float32)
-            np.save(self.tmp / "vectors.npy", matrix)
+            with atomic_output(self.tmp / "vectors.npy", binary=True) as handle:
+                np.save(handle, matrix)
         meta = {**self.meta, "n_docs": self.n_docs, "datasets": self.datasets, "complete": True}
-        (self.tmp / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        write_atomic(self.tmp / "meta.json", json.dumps(meta, indent=2))
         (self.tmp / _OWNER).unlink()
         # The finished build takes the name with two renames; the old index is deleted only after.
         final = self.backend.root / self.name
