@@ -262,9 +262,20 @@ def run_membership_benchmark(
     # options that change no score) are read back, but the result describes this call's data and options;
     # the stored run keeps the provenance of the call that computed it.
     name = dataset_display_name(dataset.source)
-    return _replace(result, dataset=name, provenance=dict(meta["provenance"]), n_computed=outcome.n_computed,
+    return _replace(result, dataset=name, provenance=same_call_provenance(meta["provenance"], outcome.run.meta),
+                    n_computed=outcome.n_computed,
                     n_truncated=truncated[0], n_cut_at_max_tokens=truncated[1],
                     elapsed_s=time.perf_counter() - started, notes=notes)
+
+
+def same_call_provenance(now: dict[str, Any], stored_meta: dict[str, Any]) -> dict[str, Any]:
+    """This call's provenance; the stored one when they differ only in when they were made, so the same
+    command gives the same ``--out`` file however often it reads its run back."""
+    stored = dict(stored_meta.get("provenance") or {})
+    moment = ("created_at",)
+    same = stored and {k: v for k, v in stored.items() if k not in moment} == {
+        k: v for k, v in now.items() if k not in moment}
+    return stored if same else dict(now)
 
 
 def _default_loader(spec: str, setup: ScoringSetup, start_token: str | None, target: str):
