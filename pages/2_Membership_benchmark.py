@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import streamlit as st
 
+from core.data.demo import dataset_label
 from core.data.labelled import KNOWN_DATASETS, LabelledDataset, labelled_from_table, load_labelled_dataset
 from core.data.tables import load_uploaded
 from core.engine.auxiliary import auxiliary_cost
-from core.engine.models import available_bundled_models
 from core.errors import LeakLensError
 from core.membership.benchmark import (
     DEFAULT_BATCH_SIZE,
@@ -23,19 +23,12 @@ from core.methods import default_methods, parse_methods
 from core.methods.reference import DEFAULT_REFERENCE
 from core.store.results import ResultStore
 from core.viz.membership_plots import auroc_bars, member_score_histogram, roc_overlay, top_methods
-from ui.common import (
-    current_model_spec,
-    current_start_token,
-    get_model,
-    metric_columns,
-    model_picker,
-    page_setup,
-    streamlit_progress,
-)
+from ui.common import current_model_spec, current_start_token, get_model, metric_columns, streamlit_progress
 from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples, known_examples, unique_examples
 from ui.finding import finding_banner
-from ui.freshness import keep_result, setting, show_result
-from ui.run_control import cancelled_notice, scroll_to_finding, watched_run
+from ui.freshness import setting, show_result
+from ui.layout import controls, details, finish_run, result_first_page, scroll_after_run, scroll_to_result_area
+from ui.run_control import cancelled_notice, watched_run
 
 RESULTS_KEY = "membership_benchmark_runs"
 # Methods beyond the standard set: (name, what it needs); the pass count comes from ``auxiliary_cost``.
@@ -57,15 +50,16 @@ def page_batch_size(n: int) -> int:
     return max(1, min(DEFAULT_BATCH_SIZE, n // PROGRESS_STEPS))
 
 
-page_setup("Membership benchmark")
-model_picker()
-st.title("Membership benchmark")
-st.caption(
-    "Score a labelled dataset (1 = member, seen in training; 0 = non-member) with every detector and compare "
-    "them by AUROC with a 95% bootstrap interval. The blind baseline, a bag-of-words classifier that never "
-    "sees the model, shows how separable the labels are from wording alone. Runs are stored: an interrupted "
-    "run resumes, a finished one is shown without recomputing, and every run appears on the Results page."
-)
+INTRO = ("Score a labelled dataset (1 = member, seen in training; 0 = non-member) with every detector and compare "
+         "them by how well they tell members from non-members (AUROC, with a 95% interval). The blind baseline, a "
+         "bag-of-words classifier that never sees the model, shows how separable the labels are from wording alone. "
+         "Runs are stored: an interrupted run resumes, a finished one is shown without recomputing, and every run "
+         "appears on the Results page.")
+PRESENT_INTRO = ("**Did the model see these texts in training?** Each detector scores every text; if the model "
+                 "saw the member texts, the detectors tell them apart from the non-members better than chance — "
+                 "and better than a model-free classifier that only reads the wording.")
+frame = result_first_page("Membership benchmark", INTRO, has_result=RESULTS_KEY in st.session_state,
+                          present_intro=PRESENT_INTRO)
 
 
 @st.cache_data(show_spinner="Reading the dataset…", max_entries=16)
@@ -108,94 +102,98 @@ def _method_picker() -> tuple[list, str | None]:
 
 def _show_result(result: BenchmarkResult, key_prefix: str) -> None:
     origin = "read from the store" if result.from_store else f"{result.n_computed} texts scored"
-    st.subheader(f"{result.dataset} · {result.model}")
+    st.subheader(f"{dataset_label(result.dataset)} · {result.model}")
     finding_banner(membership_finding(result))
-    st.caption(f"{result.n} texts ({sum(result.labels)} members) · {origin} · listed on the Results page")
-    rows = result.table_rows()
-    st.dataframe(
-        [{"method": r["label"], "key": r["method"], "AUROC": r["auroc"], "CI low": r["ci_low"], "CI high": r["ci_high"],
-          "TPR@1%FPR": r["tpr_at_1_fpr"], "TPR@5%FPR": r["tpr_at_5_fpr"]} for r in rows],
-        hide_index=True, width="stretch",
-        column_config=metric_columns(("AUROC", "CI low", "CI high", "TPR@1%FPR", "TPR@5%FPR")),
-    )
-    if result.blind_baseline is not None:
-        best = max((m.auroc for m in result.metrics.values() if m is not None), default=0.0)
-        message = (f"Blind baseline AUROC {result.blind_baseline.auroc:.3f} (no model); best detector {best:.3f}.")
-        if result.blind_baseline.auroc >= best:
-            st.warning(message + " The wording alone separates these labels as well as any detector: read the "
-                                 "detectors' AUROCs with care.")
-        else:
-            st.info(message)
-    for note in result.notes:
-        st.caption(f"Note: {note}")
     st.plotly_chart(auroc_bars(result), width="stretch", key=f"{key_prefix}_bars")
-    available = [k for k in result.method_keys if result.metrics.get(k) is not None]
-    if not available:
-        return
-    labels = result.method_labels
-    left, right = st.columns(2)
-    with left:
-        shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
-                               format_func=lambda k: labels.get(k, k), key=f"{key_prefix}_roc")
-        st.plotly_chart(roc_overlay(result, shown), width="stretch", key=f"{key_prefix}_roc_chart")
-    with right:
-        method = st.selectbox("Score distribution", available, format_func=lambda k: labels.get(k, k),
-                              key=f"{key_prefix}_dist")
-        st.plotly_chart(member_score_histogram(result, method), width="stretch", key=f"{key_prefix}_dist_chart")
+    with details(f"{key_prefix}_table"):
+        st.caption(f"{result.n} texts ({sum(result.labels)} members) · {origin} · listed on the Results page")
+        rows = result.table_rows()
+        st.dataframe(
+            [{"method": r["label"], "key": r["method"], "AUROC": r["auroc"], "CI low": r["ci_low"],
+              "CI high": r["ci_high"], "TPR@1%FPR": r["tpr_at_1_fpr"], "TPR@5%FPR": r["tpr_at_5_fpr"]} for r in rows],
+            hide_index=True, width="stretch",
+            column_config=metric_columns(("AUROC", "CI low", "CI high", "TPR@1%FPR", "TPR@5%FPR")),
+        )
+        if result.blind_baseline is not None:
+            best = max((m.auroc for m in result.metrics.values() if m is not None), default=0.0)
+            message = (f"Blind baseline AUROC {result.blind_baseline.auroc:.3f} (no model); best detector {best:.3f}.")
+            if result.blind_baseline.auroc >= best:
+                st.warning(message + " The wording alone separates these labels as well as any detector: read "
+                                     "the detectors' AUROCs with care.")
+            else:
+                st.info(message)
+        for note in result.notes:
+            st.caption(f"Note: {note}")
+        available = [k for k in result.method_keys if result.metrics.get(k) is not None]
+        if not available:
+            return
+        labels = result.method_labels
+        left, right = st.columns(2)
+        with left:
+            with controls(f"{key_prefix}_roc"):
+                shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
+                                       format_func=lambda k: labels.get(k, k), key=f"{key_prefix}_roc")
+            st.plotly_chart(roc_overlay(result, shown), width="stretch", key=f"{key_prefix}_roc_chart")
+        with right:
+            with controls(f"{key_prefix}_dist"):
+                method = st.selectbox("Score distribution", available, format_func=lambda k: labels.get(k, k),
+                                      key=f"{key_prefix}_dist")
+            st.plotly_chart(member_score_histogram(result, method), width="stretch", key=f"{key_prefix}_dist_chart")
 
 
-choice = dataset_picker("Dataset", EXAMPLES, key="mb", path_placeholder="/data/my_benchmark.parquet",
-                        hub_placeholder="swj0419/WikiMIA", split_placeholder="WikiMIA_length128")
-with st.expander("Columns and sample"):
-    cols = st.columns(4)
-    text_col = cols[0].text_input("Text column", placeholder="auto-detect", key="mb_text_col").strip() or None
-    label_col = cols[1].text_input("Label column (0/1)", placeholder="auto-detect", key="mb_label_col").strip() or None
-    limit = int(cols[2].number_input("Sample size (0 = all rows)", min_value=0, value=100, step=50, key="mb_limit"))
-    seed = int(cols[3].number_input("Sample seed", min_value=0, value=0, key="mb_seed"))
-sidebar_model = current_model_spec()
-models = st.multiselect("Models", sorted({sidebar_model, *available_bundled_models()}), default=[sidebar_model],
-                        help="Each model is a separate run; the sidebar model is chosen by default.", key="mb_models")
-try:
-    methods, reference = _method_picker()
-except LeakLensError as exc:
-    st.error(str(exc))
-    st.stop()
-
-dataset: LabelledDataset | None = None
-if choice is not None and not choice.is_hub:  # hub data is fetched only when the run starts
+with frame.setup:
+    choice = dataset_picker("Dataset", EXAMPLES, key="mb", path_placeholder="/data/my_benchmark.parquet",
+                            hub_placeholder="swj0419/WikiMIA", split_placeholder="WikiMIA_length128")
+    with st.expander("Columns and sample"):
+        cols = st.columns(4)
+        text_col = cols[0].text_input("Text column", placeholder="auto-detect", key="mb_text_col").strip() or None
+        label_col = cols[1].text_input("Label column (0/1)", placeholder="auto-detect",
+                                       key="mb_label_col").strip() or None
+        limit = int(cols[2].number_input("Sample size (0 = all rows)", min_value=0, value=100, step=50,
+                                         key="mb_limit"))
+        seed = int(cols[3].number_input("Sample seed", min_value=0, value=0, key="mb_seed"))
+    model = current_model_spec()
+    st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
     try:
-        dataset = _load(choice, text_col, label_col, limit or None, seed)
+        methods, reference = _method_picker()
     except LeakLensError as exc:
         st.error(str(exc))
-if dataset is not None:
-    st.caption(f"{dataset.describe()} · text column `{dataset.text_col}`, label column `{dataset.label_col}`")
-    if dataset.skipped:
-        st.caption(dataset.skipped_summary())
+        st.stop()
 
-inputs = [setting("dataset", choice), setting("text column", text_col or "auto"),
-          setting("label column", label_col or "auto"), setting("sample size", limit or "all rows"),
-          setting("sample seed", seed), setting("models", tuple(models)),
-          setting("methods", tuple(m.key for m in methods)), setting("reference model", reference),
-          setting("start token", current_start_token() or "automatic")]
-run_clicked = st.button("Run benchmark", type="primary", disabled=choice is None or not methods or not models,
-                        key="mb_run")
-if run_clicked and choice is not None:
-    try:
-        if dataset is None:
+    dataset: LabelledDataset | None = None
+    if choice is not None and not choice.is_hub:  # hub data is fetched only when the run starts
+        try:
             dataset = _load(choice, text_col, label_col, limit or None, seed)
-        store = ResultStore()
-        finished = []
-        with watched_run("mb", KIND, "texts"):
-            for spec in models:
-                progress = streamlit_progress(f"Scoring {dataset.n} texts with {spec}")
-                result = run_membership_benchmark(dataset, spec, methods, store=store, reference_model=reference,
+        except LeakLensError as exc:
+            st.error(str(exc))
+    if dataset is not None:
+        st.caption(f"{dataset.describe()} · text column `{dataset.text_col}`, label column `{dataset.label_col}`")
+        if dataset.skipped:
+            st.caption(dataset.skipped_summary())
+
+    inputs = [setting("dataset", choice), setting("text column", text_col or "auto"),
+              setting("label column", label_col or "auto"), setting("sample size", limit or "all rows"),
+              setting("sample seed", seed), setting("model", model),
+              setting("methods", tuple(m.key for m in methods)), setting("reference model", reference),
+              setting("start token", current_start_token() or "automatic")]
+    run_clicked = st.button("Run benchmark", type="primary", disabled=choice is None or not methods,
+                            key="mb_run")
+with frame.result:
+    if run_clicked and choice is not None:
+        scroll_to_result_area()
+        try:
+            if dataset is None:
+                dataset = _load(choice, text_col, label_col, limit or None, seed)
+            store = ResultStore()
+            with watched_run("mb", KIND, "texts"):
+                progress = streamlit_progress(f"Scoring {dataset.n} texts with {model}")
+                result = run_membership_benchmark(dataset, model, methods, store=store, reference_model=reference,
                                                   batch_size=page_batch_size(dataset.n), progress=progress,
                                                   load_model=get_model, start_token=current_start_token())
-                finished.append((result.run_id, result.n_computed))
-        keep_result(RESULTS_KEY, finished, inputs)
-    except LeakLensError as exc:
-        st.error(str(exc))
-cancelled_notice("mb")
+            finish_run(RESULTS_KEY, [(result.run_id, result.n_computed)], inputs)
+        except LeakLensError as exc:
+            st.error(str(exc))
+    cancelled_notice("mb")
 
 
 def _show_runs(run_ids: list[tuple[str, int]]) -> None:
@@ -211,8 +209,10 @@ def _show_runs(run_ids: list[tuple[str, int]]) -> None:
             st.error(str(exc))
 
 
-shown = show_result(RESULTS_KEY, inputs, _show_runs, action="Run benchmark")
-if shown and run_clicked:
-    scroll_to_finding()
-if not shown and choice is None:
-    st.info("Choose a dataset to start: a ready example, an uploaded file, a local path or a hub dataset id.")
+with frame.result:
+    shown = show_result(RESULTS_KEY, inputs, _show_runs, action="Run benchmark")
+    if shown:
+        scroll_after_run()
+    elif choice is None:
+        st.info("Choose a dataset in Setup to start: a ready example, an uploaded file, a local path or a hub "
+                "dataset id.")

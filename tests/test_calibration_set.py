@@ -199,8 +199,9 @@ def test_levels_follow_the_percentile_within_what_the_set_size_supports(above_it
 
 def test_headlines_are_plain_and_never_overstate_the_share():
     top = placement_finding(_placed(0, 36))
-    assert top.headline == ("More predictable than all 36 freshly written passages of similar length (loss): a sign "
+    assert top.headline == ("More predictable than all 36 freshly written passages of similar length: a sign "
                             "the model may have seen it — evidence, not proof.")
+    assert top.numbers.startswith("loss: more predictable than all 36")
     assert any("1 time in 37" in e for e in top.evidence)
     # 199.5 / 200 = 99.75%: shown rounded down, never as 100%.
     assert "99.75" not in placement_finding(_placed(1, 200)).headline
@@ -210,15 +211,15 @@ def test_headlines_are_plain_and_never_overstate_the_share():
                                                                  "predictable than 50% of 200")
     bottom = placement_finding(_placed(200, 200))
     assert bottom.headline == ("No sign the model has seen it: less predictable than all 200 freshly written "
-                               "passages of similar length (loss).")
+                               "passages of similar length.")
 
 
 def test_the_less_extreme_method_decides_and_the_other_is_named():
     finding = placement_finding(_placed(15, 200, min_k_rank=0))  # loss 92.5th, Min-K% above all
-    assert finding.level == "weak" and "(loss)" in finding.headline
+    assert finding.level == "weak" and finding.numbers.startswith("loss:")
     assert any("Min-20% alone places it higher" in c for c in finding.caveats)
     reverse = placement_finding(_placed(0, 200, min_k_rank=15))
-    assert reverse.level == "weak" and "(Min-20%)" in reverse.headline
+    assert reverse.level == "weak" and reverse.numbers.startswith("Min-20%:")
 
 
 def test_a_widened_comparison_says_so():

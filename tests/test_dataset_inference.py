@@ -111,7 +111,7 @@ def test_a_date_split_set_is_confounded_not_strong(tiny_lm, tmp_path, capsys):
                  "--methods", "loss", "zlib", "--out", str(out), "--store", str(tmp_path / "s.sqlite")])
     assert code == 0
     printed = capsys.readouterr().out
-    verdict = printed.index("finding (confounded): Confounded: wording alone separates")
+    verdict = printed.index("finding (confounded): Not a fair test: wording alone separates")
     assert verdict < printed.index("p-value")  # the verdict before the numbers
     payload = json.loads(out.read_text())
     assert payload["finding"]["level"] == "confounded"

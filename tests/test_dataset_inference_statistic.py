@@ -111,13 +111,13 @@ def test_finding_levels_follow_the_p_value_and_the_blind_baseline():
     assert inference_finding(_result(0.03, 0.4), chance).level == "moderate"
     assert inference_finding(_result(0.07, 0.3), chance).level == "weak"
     strong = inference_finding(_result(0.003, 0.8), chance, suspect="my book")
-    assert "trained on my book" in strong.headline and "p = 0.003" in strong.headline
+    assert "trained on my book" in strong.headline and "p = 0.003" in strong.numbers
     # a wording difference makes even a tiny p-value untrustworthy
     confounded = inference_finding(_result(1e-6, 2.0), _blind(0.93, 0.88, 0.97))
     assert confounded.level == "confounded" and "wording alone" in confounded.headline
-    # no difference: inconclusive when the effect seen would need more texts, none when it would not
+    # no difference: inconclusive when the effect's interval reaches a small effect (d 0.2), none when it does not
     small = inference_finding(_result(0.4, 0.2, n=40), chance)
-    assert small.level == "inconclusive" and f"about {texts_needed(0.2)} texts per set" in small.headline
+    assert small.level == "inconclusive" and "more texts per set would settle it" in small.headline
     assert inference_finding(_result(0.6, -0.1, n=400), chance).level == "none"
     assert inference_finding(_result(0.6, 0.1, n=400), None).level == "inconclusive"
 

@@ -79,9 +79,10 @@ def _leakage(delta: float, ci: tuple[float, float], n: int = 40) -> LeakageRepor
     return LeakageReport("HumanEval", "reference", False, (ModelDelta("m", None, stats),), (), ())
 
 
-def test_delta_whose_interval_spans_zero_is_none():
+def test_delta_whose_interval_reaches_past_the_margin_is_inconclusive_not_none():
+    # Issue 26: an interval including 0 but reaching a large effect (−0.355) cannot rule one out.
     finding = leakage_finding(_leakage(-0.170, (-0.355, 0.021)))
-    assert finding.level == "none" and "No significant difference" in finding.headline
+    assert finding.level == "inconclusive" and "more problems per set would settle it" in finding.headline
     assert "not that the model saw these exact problems" in " ".join(finding.caveats)
 
 
@@ -162,7 +163,7 @@ MINIMUM_CASES = [
                                                         _metric(0.5, 0.47, 0.53, 1000), n=1000)),
                  "none", ("No sign",), None, id="membership-tight-0.50-vs-0.50-is-none"),
     pytest.param(lambda: membership_finding(_membership(_metric(0.7, 0.6, 0.8), _metric(0.8, 0.7, 0.9))),
-                 "confounded", ("wording alone", "0.80, 95% CI 0.70–0.90"), None,
+                 "confounded", ("wording alone",), None,
                  id="membership-baseline-above-chance-beats-detector"),
     pytest.param(lambda: membership_finding(_membership(_metric(0.75, 0.65, 0.85), _metric(0.7, 0.45, 0.9))),
                  "moderate", ("Moderate evidence",), "its interval includes chance, but a confounded split is not",
@@ -295,7 +296,7 @@ def test_every_command_puts_the_finding_first_in_its_json_and_its_printout(tmp_p
         assert main([*args, "--json"]) == 0, name
         document = json.loads(capsys.readouterr().out)
         assert list(document)[0] == "finding", name
-        assert set(document["finding"]) == {"level", "headline", "evidence", "caveats"}, name
+        assert set(document["finding"]) == {"level", "headline", "numbers", "evidence", "caveats"}, name
         assert main(args) == 0, name
         printed = capsys.readouterr().out
         assert f"finding ({document['finding']['level']}): {document['finding']['headline']}" in printed, name
@@ -307,3 +308,182 @@ def test_every_command_puts_the_finding_first_in_its_json_and_its_printout(tmp_p
     assert main([*runs["overlap"], "--json"]) == 0
     overlap = json.loads(capsys.readouterr().out)["finding"]
     assert overlap["level"] == "strong" and overlap["headline"].startswith(f"{planted} of 20 items")
+
+
+# ------------------------------------------- "none" only inside the no-effect margin (issue 26, item 3)
+
+
+def test_finding_numbers_round_trip_and_old_dicts_read_back():
+    finding = Finding("weak", "Something.", ("a",), ("b",), numbers="AUROC 0.62 (95% interval 0.53–0.70)")
+    assert finding.to_dict()["numbers"] == "AUROC 0.62 (95% interval 0.53–0.70)"
+    assert Finding.from_dict(finding.to_dict()) == finding
+    old = {"level": "none", "headline": "No sign.", "evidence": ["e"], "caveats": []}  # stored before `numbers`
+    assert Finding.from_dict(old) == Finding("none", "No sign.", ("e",), ())
+
+
+def test_texts_needed_takes_the_boundary_that_settles_soonest():
+    # Δ −0.02 with half-width 0.1: excluding 0 needs (0.1/0.02)² = 25×, fitting above −0.05 only (0.1/0.03)².
+    assert texts_needed(10, -0.02, (-0.12, 0.08), (0.0, -0.05)) == texts_needed(10, -0.02, (-0.12, 0.08), -0.05)
+    assert texts_needed(10, -0.02, (-0.12, 0.08), (0.0, -0.05)) == 112
+    assert texts_needed(10, 0.0, (-0.1, 0.1), (0.0,)) is None
+
+
+def test_the_confounded_membership_numbers_carry_the_baseline_interval():
+    finding = membership_finding(_membership(_metric(0.7, 0.6, 0.8), _metric(0.8, 0.7, 0.9)))
+    assert finding.level == "confounded"
+    # The headline used to quote "0.80, 95% CI 0.70–0.90"; the interval now sits in the numbers line.
+    assert "blind baseline AUROC 0.80 (95% interval 0.70–0.90)" in finding.numbers
+
+
+def _leakage_tuned(delta2: float, ci: tuple[float, float], n: int = 40) -> LeakageReport:
+    stats = DeltaStats(l_test=1.0 + delta2, l_ref=1.0, delta=delta2, ci=(ci[0] - 0.1, ci[1] - 0.1), p_value=0.1,
+                       test="mann-whitney u", n_test=n, n_ref=n)
+    base = DeltaStats(l_test=1.0, l_ref=1.0, delta=0.0, ci=(-0.1, 0.1), p_value=0.9, test="mann-whitney u",
+                      n_test=n, n_ref=n)
+    return LeakageReport("HumanEval", "reference", False, (ModelDelta("m", "base", stats, base, ci),), (), ())
+
+
+ISSUE_INTERVAL = (-0.394, 0.213)
+"""Issue 26: loss delta on 8 + 8 problems read "No sign" with this interval, which includes a large effect."""
+
+
+@pytest.mark.parametrize("build", [_leakage, _leakage_tuned], ids=["delta", "delta2"])
+@pytest.mark.parametrize(
+    ("value", "ci", "n", "level"),
+    [
+        (-0.09, ISSUE_INTERVAL, 8, "inconclusive"),  # the issue's case
+        (0.005, (-0.03, 0.04), 40, "none"),  # inside ±NONE_MARGIN
+        (-0.025, (-0.06, 0.01), 40, "inconclusive"),  # crosses −0.05
+        (-0.02, (-0.049, 0.01), 40, "none"),  # just inside
+        (-0.02, (-0.05, 0.01), 40, "inconclusive"),  # on the edge is not inside
+        (0.2, (0.01, 0.4), 40, "none"),  # harder than the reference: "easier" ruled out
+        (-0.02, (-0.04, -0.001), 40, "weak"),  # below 0: evidence, however small
+    ],
+)
+def test_loss_delta_is_none_only_inside_its_margin(build, value, ci, n, level):
+    from core.leakage.finding import NONE_MARGIN
+
+    assert NONE_MARGIN == 0.05
+    finding = leakage_finding(build(value, ci, n))
+    assert finding.level == level, finding.headline
+    assert ("Δ² " if build is _leakage_tuned else "Δ ") in finding.numbers
+    if level == "inconclusive":
+        more = texts_needed(n, value, ci, (0.0, -NONE_MARGIN)) - n
+        assert f"about {more} more problems per set would settle it" in finding.headline, finding.headline
+        assert f"with {n} problems per set" in finding.headline
+
+
+def test_the_issue_loss_delta_says_how_many_more_problems():
+    finding = leakage_finding(_leakage(-0.09, ISSUE_INTERVAL, n=8))
+    assert finding.level == "inconclusive"
+    assert finding.headline.startswith("Cannot tell yet: with 8 problems per set the measurement is too rough")
+    assert "about 83 more problems per set" in finding.headline  # half-width 0.30 over a 0.09 distance: 91 per set
+    assert "(95% interval -0.394 to +0.213)" in finding.numbers
+
+
+@pytest.mark.parametrize(
+    ("completion", "token", "level"),
+    [
+        ((0.01, (-0.02, 0.04)), (0.0, (-0.05, 0.05)), "none"),
+        ((0.0, (-0.05, 0.049)), (0.0, (0.0, 0.0)), "none"),  # just inside the margin
+        ((0.02, (-0.02, 0.05)), (0.0, (0.0, 0.0)), "inconclusive"),  # on the edge
+        ((0.02, (-0.02, 0.12)), (0.0, (-0.1, 0.1)), "inconclusive"),
+        ((-0.3, (-0.5, -0.1)), (0.0, (0.0, 0.0)), "none"),  # finishes more once shuffled
+        ((0.1, (0.02, 0.2)), (0.0, (0.0, 0.0)), "weak"),
+        ((0.0, (-0.03, 0.08)), (0.2, (0.05, 0.35)), "weak"),  # only next-token hits drop
+    ],
+)
+def test_mcq_is_none_only_inside_its_margin(monkeypatch, completion, token, level):
+    import core.mcq.finding as mcq
+
+    assert mcq.NONE_MARGIN == 0.05
+    monkeypatch.setattr(mcq, "score_drop", lambda _report, kind: completion if kind == "completion" else token)
+    finding = mcq.mcq_finding(_mcq(40, before=1, after=1))
+    assert finding.level == level, finding.headline
+    if level == "inconclusive":
+        drop, ci = completion
+        more = texts_needed(40, drop, ci, (0.0, mcq.NONE_MARGIN)) - 40
+        assert f"about {more} more questions would settle it" in finding.headline
+    assert "no-effect margin 0.05" in finding.numbers
+
+
+@pytest.mark.parametrize(
+    ("metric", "level", "words"),
+    [
+        (_metric(0.47, 0.38, 0.55), "inconclusive", "includes chance"),  # lower end below 0.4
+        (_metric(0.5, 0.42, 0.58), "none", "No sign"),
+        (_metric(0.5, 0.40, 0.58), "inconclusive", "includes chance"),  # on the lower edge
+        (_metric(0.52, 0.44, 0.60), "inconclusive", "includes chance"),  # on the upper edge
+        (_metric(0.45, 0.35, 0.49), "inconclusive", "rank the non-members as more familiar"),
+        (_metric(0.6, 0.51, 0.69), "weak", "Weak evidence"),
+    ],
+)
+def test_membership_is_none_only_inside_0_4_to_0_6(metric, level, words):
+    finding = membership_finding(_membership(metric, _metric(0.5, 0.4, 0.6)))
+    assert finding.level == level, finding.headline
+    assert words in finding.headline
+
+
+def test_dataset_inference_is_none_only_when_a_small_effect_would_have_shown():
+    from core.inference.finding import NONE_EFFECT, effect_interval
+
+    assert NONE_EFFECT == 0.2
+    chance = _metric(0.5, 0.4, 0.6)
+    # No effect measured: 400 texts per set give d ± 0.196, inside d < 0.2; 380 give ± 0.201, not inside.
+    enough, short = _inference(400, p=0.6, effect=0.0), _inference(380, p=0.6, effect=0.0)
+    assert effect_interval(enough)[1] < NONE_EFFECT < effect_interval(short)[1]
+    assert inference_finding(enough, chance).level == "none"
+    inconclusive = inference_finding(short, chance)
+    assert inconclusive.level == "inconclusive"
+    more = texts_needed(380, 0.0, effect_interval(short), (0.0, NONE_EFFECT)) - 380
+    assert f"about {more} more texts per set would settle it" in inconclusive.headline
+    # A measured effect moves the interval: 0.1 on 400 texts reaches 0.296, past the margin.
+    assert inference_finding(_inference(400, p=0.6, effect=0.1), chance).level == "inconclusive"
+    assert "p = 0.6" in inference_finding(enough, chance).numbers
+
+
+def _fresh(n_tokens: list[int], loss: list[float]):
+    from core.membership.calibration import FreshCalibration
+
+    ids = tuple(f"f{i}" for i in range(len(n_tokens)))
+    return FreshCalibration("m", "run", ids, tuple(n_tokens), {"loss": tuple(loss)}, {"loss": "Loss"})
+
+
+def test_a_two_token_passage_is_too_short_to_judge_never_below_all_fresh_passages():
+    from core.membership.passage_finding import place_passage, placement_finding
+
+    calibration = _fresh([78 + i for i in range(15)], [-3.0] * 15)  # the fresh passages are 78+ tokens
+    finding = placement_finding(place_passage({"loss": -9.0}, 2, calibration))
+    assert finding.level == "inconclusive"
+    assert finding.headline.startswith("Too short to judge: only 2 tokens")
+    assert "less predictable than all" not in finding.headline
+
+
+def test_at_the_minimum_length_a_passage_is_judged():
+    from core.membership.passage_finding import place_passage, placement_finding
+    from core.membership.summary import MIN_PASSAGE_TOKENS
+
+    n = MIN_PASSAGE_TOKENS
+    calibration = _fresh([n] * 15, [float(-i) for i in range(15)])
+    at = placement_finding(place_passage({"loss": 1.0}, n, calibration))
+    assert at.level == "weak" and at.headline.startswith("More predictable than all 15")  # chance 1/16
+    below = placement_finding(place_passage({"loss": 1.0}, n - 1, _fresh([n - 1] * 15, [float(-i) for i in range(15)])))
+    assert below.level == "inconclusive" and below.headline.startswith("Too short to judge")
+
+
+def test_a_passage_with_no_fresh_passages_of_its_length_is_inconclusive():
+    from core.membership.passage_finding import MIN_SIMILAR, place_passage, placement_finding
+
+    calibration = _fresh([78 + i for i in range(40)], [-3.0] * 40)
+    placement = place_passage({"loss": -9.0}, 30, calibration)  # 30 tokens: 20–45 is similar, none are
+    assert placement.widened and placement.n_similar == MIN_SIMILAR  # still placed, for the chart
+    finding = placement_finding(placement)
+    assert finding.level == "inconclusive"
+    assert "no fresh passages of this length to compare with" in finding.headline
+    assert "none of the 40 freshly written passages are within 1.5 times" in finding.headline
+    assert any("nearest in length" in c for c in finding.caveats)
+    # Fourteen within the factor is still short of fifteen; fifteen is enough.
+    near = _fresh([30] * 14 + [200] * 10, [-3.0] * 24)
+    assert "only 14 of the 24" in placement_finding(place_passage({"loss": -1.0}, 30, near)).headline
+    enough = _fresh([30] * 15 + [200] * 10, [-3.0] * 25)
+    assert placement_finding(place_passage({"loss": -1.0}, 30, enough)).level == "weak"

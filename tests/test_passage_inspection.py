@@ -174,3 +174,40 @@ def test_perplexity_formatting():
     assert format_perplexity(13.04) == "13.0"
     assert format_perplexity(1234.4) == "1,234"
     assert format_perplexity(math.inf) == "∞"
+
+
+# --- too short to judge, and never compared with itself (issue 26) ------------------------------------
+
+
+def test_a_passage_below_the_minimum_length_is_too_short_to_judge():
+    from core.membership.summary import MIN_PASSAGE_TOKENS
+
+    short = honest_summary(40.0, [FAMOUS, UNSEEN], "m", n_tokens=2)
+    assert short.startswith("**Too short to judge: only 2 tokens")
+    assert "nearer" not in short and "famous example scores" not in short
+    at = honest_summary(40.0, [FAMOUS, UNSEEN], "m", n_tokens=MIN_PASSAGE_TOKENS)
+    assert at.startswith("**No verdict without calibration.**") and "nearer" in at
+
+
+def test_a_passage_is_never_compared_with_itself():
+    famous = ReferencePoint("famous example (Gettysburg Address)", "famous", 13.0)
+    text = honest_summary(13.0, [famous, UNSEEN], "m", text=GETTYSBURG.text)
+    assert "the famous example (Gettysburg Address) scores" not in text
+    assert "is the famous example (Gettysburg Address) itself" in text
+    assert "the fresh example scores **155**" in text
+    # whitespace does not make it another passage; another passage keeps both references
+    assert "Gettysburg Address) scores" not in honest_summary(13.0, [famous], "m", text=f"  {GETTYSBURG.text}\n")
+    other = honest_summary(20.0, [famous, UNSEEN], "m", text=FRESH.text + " More.")
+    assert "the famous example (Gettysburg Address) scores **13.0**" in other
+    # a reference with its own text is matched on that text
+    own = ReferencePoint("my reference", "famous", 9.0, text="A custom reference passage.")
+    assert "my reference scores" not in honest_summary(9.0, [own], "m", text="A custom reference passage.")
+
+
+def test_slopes_over_too_few_tokens_are_not_reported_as_scores():
+    from core.membership.summary import MIN_PASSAGE_TOKENS, MIN_SLOPE_TOKENS, reportable_scores
+
+    scores = {"loss": -3.0, "min_k_20": -6.0, "slope": 0.2, "slope_6gram_mean": 1.0}
+    assert reportable_scores(scores, MIN_SLOPE_TOKENS) == scores
+    assert reportable_scores(scores, MIN_SLOPE_TOKENS - 1) == {"loss": -3.0, "min_k_20": -6.0}
+    assert reportable_scores(scores, MIN_PASSAGE_TOKENS - 1) == {}

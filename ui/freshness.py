@@ -147,6 +147,7 @@ def show_result(key: str, inputs: Sequence[Input], render: Callable[[Any], None]
             st.warning(stale_message(found, action), icon=":material/update:")
         st.html(STALE_CSS.format(key=key))
     with st.container(key=f"result_{key}"):
-        st.caption(computed_for(then))
         render(result)
+        with st.container(key=f"details_computed_{key}"):  # left out in Present mode (ui.layout)
+            st.caption(computed_for(then))
     return True

@@ -22,7 +22,7 @@ class PageCard:
 
 
 PAGES: tuple[PageCard, ...] = (
-    PageCard("pages/1_Inspect_passage.py", "Inspect a passage", ":material/search:",
+    PageCard("pages/1_Inspect_a_passage.py", "Inspect a passage", ":material/search:",
              "Paste one passage and see, token by token, how confidently the model predicts it, with every "
              "detector's score."),
     PageCard("pages/2_Membership_benchmark.py", "Membership benchmark", ":material/dataset:",
@@ -30,7 +30,7 @@ PAGES: tuple[PageCard, ...] = (
              "separates them."),
     PageCard("pages/3_Loss_delta.py", "Loss delta", ":material/compare_arrows:",
              "Compare the model's loss on a benchmark with its loss on freshly written reference text."),
-    PageCard("pages/4_MCQ_memorization.py", "MCQ memorisation", ":material/quiz:",
+    PageCard("pages/4_MCQ_memorisation.py", "MCQ memorisation", ":material/quiz:",
              "Test whether the model completes multiple-choice options it should not know, and whether shuffling "
              "them changes its accuracy."),
     PageCard("pages/5_Overlap_search.py", "Overlap search", ":material/manage_search:",

@@ -1,14 +1,23 @@
 """Streamlit pieces of the Inspect page: input widgets, result sections, and per-session caching.
 
-Everything computed here comes from ``core`` (analysis, curves, heatmap HTML, summary); this module only
-arranges it on the page and remembers results so toggles never recompute the model pass.
+Everything computed here comes from ``core`` (analysis, placement among fresh passages, curves, heatmap HTML,
+summary, report); this module only arranges it on the page and remembers results so toggles never recompute
+the model pass.
+
+One verdict per passage, read one way everywhere: the banner (``placement_finding``), the chart under it and
+the text of the scores section all place the passage among the same freshly written passages of similar
+length, by the same method (the finding's deciding one). A passage is never compared with itself.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
 from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE, Example
@@ -28,17 +37,21 @@ from core.membership.inspection import (
     inspect_passages,
     reference_points,
 )
-from core.membership.passage_finding import PassagePlacement, place_passage, placement_finding
+from core.membership.passage_finding import MethodPlacement, PassagePlacement, place_passage, placement_finding
 from core.membership.summary import (
     Calibration,
     ReferencePoint,
     calibration_percentiles,
     format_perplexity,
     honest_summary,
+    too_short,
 )
 from core.methods import Method, default_methods
+from core.stats.finding import Finding
 from core.store.results import ResultStore
 from core.viz.calibration_plot import placement_strip
+from core.viz.csv_export import result_csv
+from core.viz.report import passage_report
 from core.viz.score_cards import card_description, split_headline
 from core.viz.token_curve import confidence_curve, confidence_figure
 from core.viz.token_heatmap import token_heatmap_block
@@ -46,6 +59,7 @@ from core.viz.token_table import token_table_csv
 from ui.common import _cached_model, current_model_spec, current_start_token, get_model, streamlit_progress
 from ui.finding import finding_banner
 from ui.freshness import Input, setting, typed_text
+from ui.layout import controls, details
 
 TEXT_A = "inspect_text_a"
 TEXT_B = "inspect_text_b"
@@ -54,11 +68,19 @@ UPLOAD = "inspect_upload"
 UPLOAD_ERROR = "inspect_upload_error"
 RESULT = "inspect_result"
 CACHE = "inspect_cache"
+KGRAMS_PENDING = "inspect_kgrams_pending"
+"""Set while this script run computes the k-gram pass after drawing the fast first view."""
 CALIBRATION = "leaklens_calibration"
 """Session key of the ``Calibration`` (known members / non-members) the scores are placed against."""
 CALIBRATION_RUN = "inspect_calibration_run"
 CALIBRATION_ERROR = "inspect_calibration_error"
 CACHE_SIZE = 12
+EXAMPLE_LABELS = {
+    GETTYSBURG.key: "the Gettysburg Address (example)",
+    FRESH.key: "a freshly written paragraph (example)",
+    GETTYSBURG_PARAPHRASE.key: "a paraphrase of the Gettysburg Address (example)",
+}
+"""How the subheader names a built-in example (the data's label; a pasted passage is "your passage")."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +91,10 @@ class InspectResult:
     """False for the fast first view: no k-gram columns and no k-gram scores yet."""
     placements: tuple[PassagePlacement | None, ...] = ()
     """Each passage among the freshly written calibration passages of similar length (empty when unavailable)."""
+    texts: tuple[str, ...] = ()
+    """The passages as analysed (to name them and to keep a passage from being compared with itself)."""
+    placement_error: str = ""
+    """Why the passages could not be placed among the fresh passages, when they could not."""
 
 
 # ---------------------------------------------------------------- input
@@ -141,7 +167,7 @@ def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, comp
     empty = [name for name, text in passages if not text.strip()]
     if empty:
         st.info(f"{' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty. Paste some text, pick an "
-                "example or upload a .txt file, then press **Analyse**.")
+                "example or upload a .txt file in Setup, then press **Analyse**.")
         return None
     cached = cached_result(spec, passages, max_tokens, complete=complete)  # keyed by the start token too
     if cached is not None:
@@ -157,15 +183,18 @@ def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, comp
     cache: OrderedDict = st.session_state.setdefault(CACHE, OrderedDict())
     # The k-gram pass leaves loss and Min-K% as the fast view had them: its placement serves both views.
     fast = cache.get((spec, current_start_token(), tuple(passages), max_tokens, False)) if complete else None
-    placements = fast.placements if fast is not None else _placements(lm, found)
-    result = InspectResult(spec, tuple(found), complete, placements)
+    if fast is not None:
+        placements, error = fast.placements, fast.placement_error
+    else:
+        placements, error = _placements(lm, found)
+    result = InspectResult(spec, tuple(found), complete, placements, tuple(text for _, text in passages), error)
     cache[(spec, current_start_token(), tuple(passages), max_tokens, complete)] = result
     while len(cache) > CACHE_SIZE:
         cache.popitem(last=False)
     return result
 
 
-def _placements(lm, found) -> tuple[PassagePlacement | None, ...]:
+def _placements(lm, found) -> tuple[tuple[PassagePlacement | None, ...], str]:
     """Place every passage among the fresh calibration passages, scored once per model and kept in the store."""
     try:
         calibration = stored_fresh_calibration(
@@ -173,10 +202,9 @@ def _placements(lm, found) -> tuple[PassagePlacement | None, ...]:
             start_token=current_start_token(),
             progress=streamlit_progress("Scoring LeakLens's freshly written passages once for this model"),
         )
-        return tuple(place_passage(p.analysis.scores, p.analysis.records.n_tokens, calibration) for p in found)
+        return tuple(place_passage(p.analysis.scores, p.analysis.records.n_tokens, calibration) for p in found), ""
     except LeakLensError as exc:
-        st.caption(f"No comparison with freshly written passages: {exc}")
-        return ()
+        return (), str(exc)
 
 
 def cached_result(
@@ -197,7 +225,171 @@ def cached_reference_points(spec: str, start_token: str | None = None) -> list[R
     return reference_points(_cached_model(spec, start_token))
 
 
-# ---------------------------------------------------------------- results
+# ---------------------------------------------------------------- the verdict
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def _slug(name: str) -> str:
+    return name.replace(" ", "_")
+
+
+def placement_of(result: InspectResult, index: int) -> PassagePlacement | None:
+    return result.placements[index] if index < len(result.placements) else None
+
+
+def passage_verdict(result: InspectResult, index: int) -> Finding:
+    """The passage's one verdict: its place among the fresh passages, or why there is none."""
+    placement = placement_of(result, index)
+    if placement is not None:
+        return placement_finding(placement)
+    reason = result.placement_error or "the freshly written passages could not be scored for this model."
+    return Finding(
+        "inconclusive",
+        "Cannot tell: the passage could not be compared with freshly written passages, and a single score has "
+        "no threshold of its own.",
+        (reason,),
+        ("Without text the model cannot have seen, scored the same way, there is nothing to place the passage "
+         "against.",),
+    )
+
+
+def comparable(placement: PassagePlacement | None, finding: Finding) -> bool:
+    """True when the comparison carries a reading (enough fresh passages of similar length, enough tokens)."""
+    return placement is not None and finding.level != "inconclusive"
+
+
+def _set_label(placement: PassagePlacement, finding: Finding) -> str:
+    """The comparison set as the verdict names it: passages of similar length, or only the nearest in length."""
+    low, high = placement.token_range
+    lengths = f"{low} tokens" if low == high else f"{low}–{high} tokens"
+    if comparable(placement, finding):
+        return f"freshly written passages of {lengths}"
+    return f"freshly written passages nearest in length ({lengths})"
+
+
+def _strip(placement: PassagePlacement, method: MethodPlacement, finding: Finding, name: str, key: str) -> None:
+    """One placed method as a strip: grey dots for the compared fresh passages, a diamond for the passage."""
+    title = f"Grey dots: {method.n_compared} {_set_label(placement, finding)} · further right = more predictable"
+    st.plotly_chart(placement_strip(method, name, set_label=_set_label(placement, finding), title=title),
+                    width="stretch", key=key)
+
+
+def data_label(result: InspectResult) -> str:
+    """The passages as a reader knows them: a built-in example by name, anything else as "your passage"."""
+    names = []
+    for index, passage in enumerate(result.passages):
+        text = result.texts[index] if index < len(result.texts) else ""
+        example = next((e for e in (GETTYSBURG, FRESH, GETTYSBURG_PARAPHRASE) if text and _same_text(e.text, text)),
+                       None)
+        label = EXAMPLE_LABELS[example.key] if example is not None else "your passage"
+        names.append(label if len(result.passages) == 1 else f"{passage.name}: {label}")
+    joined = " vs ".join(names)
+    return joined[0].upper() + joined[1:]
+
+
+def render_verdicts(result: InspectResult) -> list[Finding]:
+    """The verdict first: each passage's banner and the one chart that carries it (same method, same set)."""
+    findings = []
+    for index, passage in enumerate(result.passages):
+        placement = placement_of(result, index)
+        finding = passage_verdict(result, index)
+        findings.append(finding)
+        if len(result.passages) > 1:
+            st.markdown(f"**{passage.name}**")
+        finding_banner(finding)
+        if placement is not None and comparable(placement, finding):
+            _strip(placement, placement.deciding, finding, _chart_name(result, passage),
+                   f"placement_{_slug(passage.name)}")
+    return findings
+
+
+def _chart_name(result: InspectResult, passage: InspectedPassage) -> str:
+    return passage.name if len(result.passages) > 1 else "this passage"
+
+
+def render_comparison_details(result: InspectResult, findings: list[Finding]) -> None:
+    """Under the verdict: the other placed methods on the same passages, or the nearest ones for a passage
+    that has no comparison of its own (never as the verdict's chart)."""
+    for index, passage in enumerate(result.passages):
+        placement = placement_of(result, index)
+        if placement is None:
+            continue
+        finding = findings[index]
+        deciding = placement.deciding
+        others = [m for m in placement.methods if m is not deciding]
+        prefix = f"{passage.name}: the" if len(result.passages) > 1 else "The"
+        name = _chart_name(result, passage)
+        if not comparable(placement, finding):
+            if too_short(placement.n_tokens):
+                continue
+            st.caption(f"{prefix} freshly written passages nearest in length, by {deciding.label}. They are "
+                       "no yardstick for this passage (see the verdict), so read nothing into where it falls.")
+            _strip(placement, deciding, finding, name, f"placement_nearest_{_slug(passage.name)}")
+            continue
+        for method in others:
+            st.caption(f"{prefix} same {placement.n_similar} passages by {method.label} "
+                       f"({_share_text(method)}). The verdict follows the less extreme of the "
+                       f"{len(placement.methods)} readings: {deciding.label}.")
+            _strip(placement, method, finding, name, f"placement_{_slug(passage.name)}_{method.method_key}")
+
+
+def _share_text(method: MethodPlacement) -> str:
+    """'more predictable than all 36' / 'than 91% of 36' / 'less predictable than all 40', never overstated."""
+    if method.percentile == 0:
+        return f"less predictable than all {method.n_compared}"
+    if method.n_at_least == 0:
+        return f"more predictable than all {method.n_compared}"
+    return f"more predictable than {math.floor(method.percentile)}% of {method.n_compared}"
+
+
+def _method_line(method: MethodPlacement) -> str:
+    median = float(np.median(method.calibration_scores))
+    if method.method_key == "loss":  # the score is the mean log-prob: perplexity reads better
+        return (f"- perplexity **{format_perplexity(math.exp(-method.score))}** against their median "
+                f"{format_perplexity(math.exp(-median))} (lower = more predictable): {_share_text(method)}")
+    return (f"- {method.label} **{method.score:.2f}** against their median {median:.2f} (higher = more "
+            f"predictable): {_share_text(method)}")
+
+
+def placement_summary(passage: InspectedPassage, placement: PassagePlacement | None, finding: Finding,
+                      references: list[ReferencePoint], model: str, text: str) -> str:
+    """The scores section's reading, in the verdict's terms: the same fresh passages, the deciding method first.
+
+    Without a placement there is no verdict, and the reading says so (``honest_summary``).
+    """
+    n_tokens = passage.analysis.records.n_tokens
+    perplexity = passage.analysis.perplexity
+    if placement is None or too_short(n_tokens):
+        return honest_summary(perplexity, references, model, text=text, n_tokens=n_tokens)
+    low, high = placement.token_range
+    if not comparable(placement, finding):
+        return (f"**No freshly written passages of this length to compare with**, so no reading (see the verdict "
+                f"above). This passage has {n_tokens} tokens and perplexity {format_perplexity(perplexity)} under "
+                f"`{model}`; the nearest fresh passages are {low}–{high} tokens long.")
+    deciding = placement.deciding
+    methods = [deciding, *(m for m in placement.methods if m is not deciding)]
+    lines = [f"**The verdict's comparison:** this passage ({n_tokens} tokens) against the {placement.n_similar} "
+             f"freshly written passages of similar length ({low}–{high} tokens), scored by `{model}`. The verdict "
+             f"reads {deciding.label}, the less extreme of:", *(_method_line(m) for m in methods)]
+    return "\n".join(lines)
+
+
+def reference_scale(perplexity: float, references: list[ReferencePoint], text: str) -> str:
+    """One line for scale (not part of the verdict): the built-in examples' perplexities, never the passage's own."""
+    others = [r for r in references if not _same_text(r.reference_text, text)]
+    itself = [r for r in references if r not in others]
+    parts = [f"the {r.label} {format_perplexity(r.perplexity)}" for r in others]
+    line = f"For scale only, not part of the verdict: perplexity {format_perplexity(perplexity)} here"
+    if parts:
+        line += "; " + "; ".join(parts)
+    if itself:
+        line += f" (this passage is the {itself[0].label}, so it is not set beside itself)"
+    return line + "."
+
+
+# ---------------------------------------------------------------- the sections under the verdict
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
@@ -210,7 +402,7 @@ def render_truncation(result: InspectResult) -> None:
             st.warning(
                 f"{passage.name} is long: only its first {kept:,} tokens were scored; the last "
                 f"{passage.n_dropped_text} tokens were dropped (shown greyed in the heatmap). "
-                "Raise the limit under *Options* to score more."
+                "Raise the limit under *Options* in Setup to score more."
             )
 
 
@@ -222,17 +414,18 @@ def render_curve(result: InspectResult) -> None:
         "Read the slope with care: a **rising** line means the model grew more confident as it read, which "
         "fresh text does too (SmolLM2: an invented sentence +0.055, a fresh paragraph +0.025 per token), while "
         "memorised text starts confident and stays flat (Gettysburg +0.0105, *A Tale of Two Cities* −0.002). "
-        "The slope alone is no verdict; the comparison with freshly written passages above is the reading to "
-        "trust."
+        "The slope alone is no verdict; the comparison with freshly written passages at the top is the reading "
+        "to trust."
     )
-    controls = st.columns([2, 3, 2])
-    values = controls[0].radio("Show", ["log-prob", "probability"], horizontal=True, key="inspect_values")
-    kgram_label = controls[1].select_slider(
-        "k-gram normalisation", options=["none"] + [str(k) for k in range(1, MAX_KGRAM + 1)],
-        key="inspect_kgram", disabled=not result.complete,
-        help="Subtract each token's log-prob given only the k−1 tokens before it: what remains is how much "
-             "the long context helped (1 = the token's probability with no context at all).",
-    )
+    with controls("inspect_curve_options"):
+        options = st.columns([2, 3, 2])
+        values = options[0].radio("Show", ["log-prob", "probability"], horizontal=True, key="inspect_values")
+        kgram_label = options[1].select_slider(
+            "k-gram normalisation", options=["none"] + [str(k) for k in range(1, MAX_KGRAM + 1)],
+            key="inspect_kgram", disabled=not result.complete,
+            help="Subtract each token's log-prob given only the k−1 tokens before it: what remains is how much "
+                 "the long context helped (1 = the token's probability with no context at all).",
+        )
     kgram = 0 if kgram_label == "none" or not result.complete else int(kgram_label)
     kind = "logprob" if values == "log-prob" else "prob"
     curves = [confidence_curve(p.analysis.records, p.name, kind, kgram) for p in result.passages]
@@ -240,7 +433,7 @@ def render_curve(result: InspectResult) -> None:
     chart.plotly_chart(confidence_figure(curves), key="inspect_curve", width="stretch")
     with numbers:
         for curve in curves:
-            with st.container(border=True, key=f"slope_numbers_{curve.name.replace(' ', '_')}"):
+            with st.container(border=True, key=f"slope_numbers_{_slug(curve.name)}"):
                 if len(curves) > 1:
                     st.markdown(f"**{curve.name}**")
                 st.metric("Slope b", _fmt(curve.slope),
@@ -263,7 +456,7 @@ def render_heatmaps(result: InspectResult) -> None:
             st.html(token_heatmap_block(passage.analysis.records))
 
 
-def render_scores(result: InspectResult, methods: list[Method]) -> None:
+def render_scores(result: InspectResult, methods: list[Method], findings: list[Finding]) -> None:
     st.subheader("Scores")
     try:
         references = cached_reference_points(result.model, current_start_token())
@@ -273,17 +466,23 @@ def render_scores(result: InspectResult, methods: list[Method]) -> None:
     columns = st.columns(len(result.passages))
     per_row = 3 if len(result.passages) == 1 else 2
     calibration: Calibration | None = st.session_state.get(CALIBRATION)
-    for column, passage in zip(columns, result.passages):
+    for index, (column, passage) in enumerate(zip(columns, result.passages)):
+        text = result.texts[index] if index < len(result.texts) else ""
+        placement = placement_of(result, index)
         with column:
             if len(result.passages) > 1:
                 st.markdown(f"**{passage.name}** · perplexity {format_perplexity(passage.analysis.perplexity)}")
-            with st.container(key=f"summary_{passage.name.replace(' ', '_')}"):
-                st.info(honest_summary(passage.analysis.perplexity, references, result.model))
+            with st.container(key=f"summary_{_slug(passage.name)}"):
+                st.info(placement_summary(passage, placement, findings[index], references, result.model, text))
+                if placement is not None and not too_short(passage.analysis.records.n_tokens):
+                    st.caption(reference_scale(passage.analysis.perplexity, references, text))
             if calibration is not None:
                 _render_percentiles(passage, calibration, methods)
             _score_cards(passage, methods, per_row)
             if not result.complete:
-                st.caption("Computing the k-gram slope scores…")
+                st.caption("Computing the k-gram slope scores…" if st.session_state.get(KGRAMS_PENDING) else
+                           "The k-gram slope scores were not computed (the run stopped first): press **Analyse** "
+                           "in Setup to add them.")
 
 
 def _score_cards(passage: InspectedPassage, methods: list[Method], per_row: int) -> None:
@@ -300,7 +499,7 @@ def _card_rows(passage: InspectedPassage, methods: list[Method], per_row: int) -
     for start in range(0, len(methods), per_row):
         row = st.columns(per_row)
         for column, method in zip(row, methods[start : start + per_row]):
-            with column.container(border=True, key=f"score_card_{passage.name.replace(' ', '_')}_{method.key}"):
+            with column.container(border=True, key=f"score_card_{_slug(passage.name)}_{method.key}"):
                 st.metric(method.label, _fmt(scores[method.key]))
                 st.caption(card_description(method))
 
@@ -311,7 +510,8 @@ def _render_percentiles(passage: InspectedPassage, calibration: Calibration, met
     if not rows:
         return
     name = calibration.name.replace("_", "\\_")  # a file name's underscores must not end the italics
-    st.markdown(f"**Against the calibration set _{name}_** (higher = more member-like):")
+    st.markdown(f"**Against the calibration set _{name}_** (higher = more member-like; a separate comparison "
+                "you chose in Setup, not the verdict's):")
     st.dataframe(
         [{"method": labels.get(r.method_key, r.method_key),
           "above % of known members": round(r.above_members, 1),
@@ -320,10 +520,64 @@ def _render_percentiles(passage: InspectedPassage, calibration: Calibration, met
     )
 
 
-def render_download(result: InspectResult) -> None:
-    csv_text = token_table_csv([(p.name, p.analysis.records) for p in result.passages])
-    st.download_button("Download the token table (CSV)", data=csv_text, file_name="leaklens_tokens.csv",
-                       mime="text/csv", key="inspect_download", icon=":material/download:")
+# ---------------------------------------------------------------- exports
+
+def token_csv(result: InspectResult, findings: list[Finding]) -> str:
+    """One row per scored token, each starting with its passage's verdict, the model and the passage.
+
+    The token table's own writer neutralises cells a spreadsheet would run as formulas (passages are
+    untrusted); its rows are read back and given the verdict columns.
+    """
+    parts: list[str] = []
+    tables = [list(csv.DictReader(io.StringIO(token_table_csv([(p.name, p.analysis.records)]))))
+              for p in result.passages]
+    columns: list[str] = []
+    for rows in tables:
+        for row in rows[:1]:
+            columns += [c for c in row if c not in columns]
+    for passage, finding, rows in zip(result.passages, findings, tables, strict=True):
+        text = result_csv(rows, finding=finding, model=result.model, data=passage.name, columns=columns)
+        parts.append(text if not parts else text.split("\n", 1)[1])
+    return "".join(parts)
+
+
+def scores_csv(result: InspectResult, findings: list[Finding]) -> str:
+    """One row per passage and detector: the score and, for the placed methods, its place among fresh passages."""
+    labels = {m.key: m.label for m in default_methods()}
+    parts: list[str] = []
+    columns = ["passage", "n_tokens", "perplexity", "method", "method_label", "score", "percentile_vs_fresh",
+               "fresh_scoring_at_least_as_high", "fresh_compared", "chance_if_fresh"]
+    for index, (passage, finding) in enumerate(zip(result.passages, findings, strict=True)):
+        placement = placement_of(result, index)
+        rows = []
+        for key, value in passage.analysis.scores.items():
+            placed = placement.method(key) if placement is not None else None
+            rows.append({"passage": passage.name, "n_tokens": passage.analysis.records.n_tokens,
+                         "perplexity": passage.analysis.perplexity, "method": key,
+                         "method_label": labels.get(key, key), "score": value,
+                         "percentile_vs_fresh": placed.percentile if placed else None,
+                         "fresh_scoring_at_least_as_high": placed.n_at_least if placed else None,
+                         "fresh_compared": placed.n_compared if placed else None,
+                         "chance_if_fresh": placed.chance if placed else None})
+        text = result_csv(rows, finding=finding, model=result.model, data=passage.name, columns=columns)
+        parts.append(text if not parts else text.split("\n", 1)[1])
+    return "".join(parts)
+
+
+def render_downloads(result: InspectResult, findings: list[Finding]) -> None:
+    placements = [placement_of(result, i) for i in range(len(result.passages))]
+    cols = st.columns(3)
+    if all(p is not None for p in placements):
+        cols[0].download_button(
+            "Report (HTML)", lambda: passage_report(result.passages, placements, model=result.model),
+            "leaklens_passage_report.html", "text/html", key="inspect_report", on_click="ignore",
+            icon=":material/description:", help="One self-contained file: the verdict, the charts and the numbers.")
+    else:
+        cols[0].caption("No report: the passage could not be compared with freshly written passages.")
+    cols[1].download_button("Detector scores (CSV)", scores_csv(result, findings), "leaklens_scores.csv", "text/csv",
+                            key="inspect_scores_csv", on_click="ignore", icon=":material/download:")
+    cols[2].download_button("Per-token table (CSV)", token_csv(result, findings), "leaklens_tokens.csv", "text/csv",
+                            key="inspect_download", on_click="ignore", icon=":material/download:")
 
 
 RESULT_CSS = """
@@ -334,29 +588,20 @@ RESULT_CSS = """
 """
 
 
-def render_placements(result: InspectResult) -> None:
-    """The verdict first: how the passage compares with freshly written text of similar length."""
-    for passage, placement in zip(result.passages, result.placements):
-        if placement is None:
-            continue
-        if len(result.passages) > 1:
-            st.markdown(f"**{passage.name}**")
-        finding_banner(placement_finding(placement))
-        loss = placement.method("loss")
-        if loss is not None:
-            st.plotly_chart(placement_strip(loss, passage.name), width="stretch",
-                            key=f"placement_{passage.name.replace(' ', '_')}")
-
-
 def render_result(result: InspectResult) -> None:
+    """Result first: what was analysed, the verdict and its chart; everything else below, out of Present mode."""
     methods = default_methods()
     st.html(RESULT_CSS)
-    render_truncation(result)
-    render_placements(result)
-    render_curve(result)
-    render_heatmaps(result)
-    render_scores(result, methods)
-    render_download(result)
+    st.subheader(f"{data_label(result)} · {result.model}")
+    findings = render_verdicts(result)
+    with controls("inspect_exports"):
+        render_downloads(result, findings)
+    with details("inspect"):
+        render_truncation(result)
+        render_comparison_details(result, findings)
+        render_curve(result)
+        render_heatmaps(result)
+        render_scores(result, methods, findings)
 
 
 def _use_calibration_run() -> None:

@@ -1,13 +1,15 @@
-"""Streamlit pieces of the Overlap search page: the index table and the search results.
+"""Streamlit pieces of the Overlap search page: the index table, the outcome of a build and the search results.
 
-Searching, reporting and decontaminating happen in ``core.overlap``; the highlighted texts come from
-``core.viz.overlap_plots``. This module only arranges them.
+Searching, reporting and decontaminating happen in ``core.overlap``; the charts and highlighted texts come from
+``core.viz.overlap_plots``, the report from ``core.viz.report``. This module only arranges them, result first:
+the verdict and the chart that carries it, then (in ``details``) everything behind it.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
@@ -16,11 +18,16 @@ from core.data.tables import SkippedRow
 from core.overlap.backends.base import IndexInfo
 from core.overlap.finding import overlap_finding
 from core.overlap.matching import Match
+from core.overlap.report import column_names, safe_name
 from core.overlap.run import SearchOutcome, match_location
 from core.overlap.sources import skipped_note
-from core.viz.overlap_plots import contamination_heatmap, highlighted_html
+from core.stats.finding import Finding
+from core.viz.csv_export import result_csv
+from core.viz.overlap_plots import contamination_heatmap, highlighted_html, item_overlap_chart
+from core.viz.report import overlap_report
 from ui.finding import finding_banner
 from ui.freshness import Input, brief
+from ui.layout import controls, details
 
 MAX_SHOWN = 50
 STYLE = """<style>
@@ -70,50 +77,143 @@ def score_text(match: Match) -> str:
     return f"score {match.score:.3f} (overlap {match.value:.3f} before the match threshold)"
 
 
-def _download(where, path: Path, key: str) -> None:
+@dataclass(frozen=True)
+class BuiltIndex:
+    """What the last build made, shown at the top of the page until a search supersedes it."""
+
+    name: str
+    n_docs: int
+    size_bytes: int
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    """Rows left out while reading the training sets, one note per set."""
+
+
+def built_note(built: BuiltIndex) -> None:
+    """The outcome of a build, where the verdict of a search goes."""
+    with st.container(key="overlap_built"):
+        st.success(f"Built {built.name}: {built.n_docs} documents ({built.size_bytes / 2**20:.2f} MiB). "
+                   "Next: search it from the *Search* tab in Setup.", icon=":material/check_circle:")
+        for note in built.notes:
+            st.warning(note)
+
+
+@dataclass(frozen=True)
+class ShownSearch:
+    """A search as the page shows it: the outcome, and what to call its data and model."""
+
+    outcome: SearchOutcome
+    data: str
+    """The test set as people call it (a demo's title, a file's name)."""
+    indexes: tuple[str, ...]
+    model: str
+    """The embedding model of the vector indexes searched, or a note that no model is involved."""
+
+
+def pair_rows(outcome: SearchOutcome) -> list[dict]:
+    """One row per (test set, training set): items, items with any shared text, their share, mean overlap."""
+    report = outcome.report
+    return [{"test_set": e, "training_set": t, "items": report.counts[e], "items_matched": report.matched[(e, t)],
+             "share_matched": round(report.matched[(e, t)] / max(report.counts[e], 1), 4),
+             "mean_overlap": round(report.scores[(e, t)], 4)}
+            for e in report.evals for t in report.trains if (e, t) in report.scores]
+
+
+def item_rows(outcome: SearchOutcome) -> list[dict]:
+    """One row per (test item, training set), most overlap first: the score, and where the best match sits."""
+    columns = column_names(outcome.matches)
+    ranked = sorted(outcome.matches, key=lambda m: (-m.score, m.eval_name, m.test_id))
+    return [{"test_set": m.eval_name, "test_id": m.test_id, "training_set": columns[(m.index, m.train_dataset)],
+             "overlap": round(m.score, 4), "raw_overlap": round(m.value, 4), "best_document": match_location(m),
+             "documents_matched": len(m.matched_docs)} for m in ranked]
+
+
+def _download(where, path: Path, label: str, key: str) -> None:
     """A download button for a result file, or a note once the cache clean-up removed it."""
     if path.is_file():
-        where.download_button(f"⬇ {path.name}", path.read_bytes(), file_name=path.name, key=key)
+        where.download_button(label, path.read_bytes(), file_name=path.name, key=key)
     else:
         where.caption(f"{path.name} was removed by the cache clean-up: search again to get it.")
 
 
-def search_results(outcome: SearchOutcome) -> None:
-    """Heatmap, report table, downloads, decontaminated files and the best matches side by side."""
-    report = outcome.report
-    finding_banner(overlap_finding(report))
-    warn_skipped("Test set", outcome.skipped)
-    st.plotly_chart(contamination_heatmap(report), key="overlap_heatmap", width="content")
-    header, *rows = report.table()
-    st.dataframe(
-        [dict(zip(header, row)) for row in rows], hide_index=True, key="overlap_report_table",
-        column_config={
-            header[0]: st.column_config.TextColumn("Test set", help="eval_dataset: the searched test set."),
-            **{name: st.column_config.TextColumn(
-                name, help=f"Mean score of the test instances against {name} (an index, or INDEX/TRAINING SET): "
-                           "n-gram coverage, exact match or cosine similarity by mode; 0 = nothing found.")
-               for name in header[1:]},
-        },
-    )
-    cols = st.columns(4)
-    for i, path in enumerate(outcome.paths):
-        _download(cols[i % 4], path, f"overlap_dl_{i}")
-    for i, c in enumerate(outcome.cleaned):
-        note = "" if c.still_matching is None else f"; re-check: {c.still_matching} instances still match"
-        st.write(f"**{c.dataset}**: removed {c.n_removed} of {c.n_rows} rows{note}")
-        _download(st, c.path, f"overlap_clean_{i}")
+def _downloads(shown: ShownSearch, finding: Finding) -> None:
+    outcome = shown.outcome
+    context = {"finding": finding, "model": shown.model, "data": shown.data}
+    cols = st.columns(3)
+    cols[0].download_button("Report (HTML)", overlap_report(outcome), "leaklens_overlap_search.html", "text/html",
+                            key="overlap_html")
+    cols[1].download_button("Overlap per test set and index (CSV)", result_csv(pair_rows(outcome), **context),
+                            "overlap_per_set.csv", "text/csv", key="overlap_pairs_csv")
+    cols[2].download_button("Overlap per test item (CSV)", result_csv(item_rows(outcome), **context),
+                            "overlap_per_item.csv", "text/csv", key="overlap_items_csv")
+    files = _match_files(outcome)
+    columns = st.columns(3)
+    for i, (pair, path) in enumerate(files):
+        label = "Matches with texts (JSONL)" if len(files) == 1 else f"Matches of {pair} with texts (JSONL)"
+        _download(columns[i % 3], path, label, f"overlap_dl_{i}")
 
-    st.subheader("Instances by score")
-    shown = outcome.best(MAX_SHOWN)
-    st.caption(f"{outcome.n_matching} of {len(outcome.matches)} (instance, training set) pairs have a match; "
-               f"showing the top {len(shown)}. Highlighted: the matched words in the test instance (left) and "
-               "in the best training document (right).")
-    blocks = [STYLE]
-    for m in shown:
-        blocks.append(
-            f"<p><b>{html.escape(m.test_id)}</b> · {score_text(m)} · "
-            f"{html.escape(match_location(m))}</p><div class='ll-pair'>"
-            f"<div>{highlighted_html(m.test_text, m.test_spans)}</div>"
-            f"<div>{highlighted_html(m.best.text, m.train_spans)}</div></div>"
+
+def _match_files(outcome: SearchOutcome) -> list[tuple[str, Path]]:
+    """("TEST SET in TRAINING SET", its per-item JSONL file) for each file the search wrote."""
+    report = outcome.report
+    files = [path for path in outcome.paths if path.suffix == ".jsonl"]
+    found = []
+    for e in report.evals:
+        for t in report.trains:
+            stem = f"{safe_name(e)}__{safe_name(t)}"
+            path = next((p for p in files if p.stem == stem or p.stem.startswith(f"{stem}-")), None)
+            if path is not None:
+                files.remove(path)
+                found.append((f"{e} in {t}", path))
+    return found + [(path.stem, path) for path in files]
+
+
+def search_results(shown: ShownSearch) -> None:
+    """The verdict and each item's overlap first; then the tables, downloads, decontaminated files and the best
+    matches side by side."""
+    outcome = shown.outcome
+    report = outcome.report
+    finding = overlap_finding(report)
+    st.subheader(f"{shown.data} searched in {', '.join(shown.indexes)}")
+    finding_banner(finding)
+    st.plotly_chart(item_overlap_chart(outcome.matches), key="overlap_items_chart", width="stretch")
+    with controls("overlap_downloads"):
+        _downloads(shown, finding)
+    with details("overlap_search"):
+        warn_skipped("Test set", outcome.skipped)
+        if len(report.evals) * len(report.trains) > 1:
+            st.plotly_chart(contamination_heatmap(report), key="overlap_heatmap", width="content")
+        header, *rows = report.table()
+        st.dataframe(
+            [dict(zip(header, row)) for row in rows], hide_index=True, key="overlap_report_table",
+            column_config={
+                header[0]: st.column_config.TextColumn("Test set", help="eval_dataset: the searched test set."),
+                **{name: st.column_config.TextColumn(
+                    name, help=f"Mean score of the test instances against {name} (an index, or INDEX/TRAINING "
+                               "SET): n-gram coverage, exact match or cosine similarity by mode; 0 = nothing "
+                               "found.")
+                   for name in header[1:]},
+            },
         )
-    st.html("".join(blocks))
+        if outcome.paths:
+            st.caption(f"Files written to {outcome.paths[0].parent}: "
+                       + ", ".join(path.name for path in outcome.paths) + ".")
+        for i, c in enumerate(outcome.cleaned):
+            note = "" if c.still_matching is None else f"; re-check: {c.still_matching} instances still match"
+            st.write(f"**{c.dataset}**: removed {c.n_removed} of {c.n_rows} rows{note}")
+            with controls(f"overlap_clean_{i}"):
+                _download(st, c.path, f"{c.dataset} without the matched rows (JSONL)", f"overlap_clean_{i}")
+
+        st.subheader("Instances by score")
+        best = outcome.best(MAX_SHOWN)
+        st.caption(f"{outcome.n_matching} of {len(outcome.matches)} (instance, training set) pairs have a match; "
+                   f"showing the top {len(best)}. Highlighted: the matched words in the test instance (left) and "
+                   "in the best training document (right).")
+        blocks = [STYLE]
+        for m in best:
+            blocks.append(
+                f"<p><b>{html.escape(m.test_id)}</b> · {score_text(m)} · "
+                f"{html.escape(match_location(m))}</p><div class='ll-pair'>"
+                f"<div>{highlighted_html(m.test_text, m.test_spans)}</div>"
+                f"<div>{highlighted_html(m.best.text, m.train_spans)}</div></div>"
+            )
+        st.html("".join(blocks))

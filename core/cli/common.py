@@ -334,6 +334,8 @@ def distributed_command(args: argparse.Namespace) -> Iterator[distributed.Ranks 
 def print_finding(finding: Any) -> None:
     """The verdict first, in plain words; the tables follow."""
     print(f"finding ({finding.level}): {finding.headline}")
+    if finding.numbers:
+        print(f"  {finding.numbers}")
     for line in finding.evidence:
         print(f"  - {line}")
     for line in finding.caveats:

@@ -91,3 +91,11 @@ def demo_path(source: str) -> Path:
             return demo.path
     choices = ", ".join(d.source for d in DEMO_DATASETS)
     raise DataError(f"Unknown demo dataset '{source.strip()}'; choose one of {choices}.")
+
+
+def dataset_label(name: str) -> str:
+    """What people call a data set on screen and in reports: a shipped demo's title, else ``name`` itself."""
+    if is_demo_source(name):
+        wanted = name.strip().removeprefix(DEMO_PREFIX)
+        return next((d.title for d in DEMO_DATASETS if d.name == wanted), name)
+    return name

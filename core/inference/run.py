@@ -19,17 +19,64 @@ import numpy as np
 from core.data.labelled import LabelledDataset, fingerprint
 from core.data.text_sets import TextSet
 from core.engine.progress import ProgressCallback
+from core.engine.scoring import MAX_KGRAM
 from core.engine.setup import ScoringSetup
 from core.errors import DataError, LeakLensError
 from core.inference.finding import inference_finding
 from core.inference.statistic import DEFAULT_SEED, DEFAULT_SPLITS, InferenceResult, dataset_inference, texts_needed
-from core.membership.benchmark import BenchmarkResult, result_from_store, run_membership_benchmark
+from core.membership.analysis import kgram_needed
+from core.membership.benchmark import (
+    DEFAULT_BATCH_SIZE,
+    BenchmarkResult,
+    result_from_store,
+    run_membership_benchmark,
+)
 from core.methods.base import Method
+from core.methods.registry import default_methods, parse_methods
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
 
 KIND = "dataset-inference"
 SUSPECT, VALIDATION = "suspect", "validation"
+
+QUICK_METHOD_KEYS = ("loss", "zlib", "min_k_20", "min_k_pp_20")
+"""The page's default detectors: all four read one forward pass per text, so the shipped demo (64 + 64 texts)
+finishes well inside the README tour's five minutes on a 2-core CPU with the bundled SmolLM2-135M (measured:
+``SECONDS_PER_TEXT``). The full standard set (``default_methods``) adds the probability slopes, whose k-gram
+normalisation scores every token again in windows of up to six tokens: about six times the time."""
+SECONDS_PER_TEXT = 1.0
+"""One forward pass per text (the quick set), SmolLM2-135M on this project's 2-core CPU shared with other work,
+demo texts of about 130 tokens. Measured on the page's defaults (the demo's 64 + 64 texts, the quick set, 10
+splits, fresh store, model load included): 76.5 s and 90.5 s at load average 4-6, 186 s at load average 8;
+first progress after 1.6-5.8 s."""
+SECONDS_PER_TEXT_KGRAM = 4.5
+"""What the k-gram windows of the full set (k up to 6) add per text, same machine, model and texts: the full
+standard set took 171 s and 198 s for 16 + 16 demo texts (5.2-6.0 s per text) against 34-44 s for the quick set."""
+LOAD_SECONDS = 5.0
+"""Loading the bundled model from its cached weights, reading the sets and the test itself."""
+PROGRESS_STEPS = 50
+"""A run's bar moves at least this many times (the store writes, and Cancel stops, per batch)."""
+
+
+def quick_methods() -> list[Method]:
+    """The page's default detector set (``QUICK_METHOD_KEYS``)."""
+    return parse_methods(list(QUICK_METHOD_KEYS))
+
+
+def estimated_seconds(n_texts: int, methods: Sequence[Method] | None = None) -> float:
+    """Rough run time for ``n_texts`` texts (both sets) with ``methods`` (default: the full standard set) under
+    the bundled SmolLM2-135M on a 2-core CPU, texts of about 130 tokens. Longer texts, larger models and busier
+    machines take longer; a GPU takes far less. For the choice of a detector set, not a promise."""
+    chosen = list(methods) if methods else default_methods()
+    kgram = kgram_needed(chosen)
+    per_text = SECONDS_PER_TEXT + SECONDS_PER_TEXT_KGRAM * kgram / MAX_KGRAM
+    return LOAD_SECONDS + n_texts * per_text
+
+
+def progress_batch_size(n_texts: int) -> int:
+    """Texts per stored batch for a run a person watches: 1 (per text) up to 50 texts, growing to the run
+    loop's default, so the bar moves every few seconds and Cancel answers quickly. Scores do not depend on it."""
+    return max(1, min(DEFAULT_BATCH_SIZE, n_texts // PROGRESS_STEPS))
 
 
 @dataclass(frozen=True)
@@ -108,12 +155,16 @@ def run_dataset_inference(
     options: Mapping[str, Any] | None = None,
     start_token: str | None = None,
     max_tokens: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> DatasetInference:
-    """Score both sets (resuming from the store), run the test and store the run so it can be reopened."""
+    """Score both sets (resuming from the store), run the test and store the run so it can be reopened.
+
+    ``batch_size``: texts scored and stored together (``progress_batch_size`` for a run someone watches)."""
     store = store or ResultStore()
     scores = run_membership_benchmark(
         inference_dataset(suspect, validation), model_spec, methods, store=store, progress=progress,
         load_model=load_model, setup=setup, options=options, start_token=start_token, max_tokens=max_tokens,
+        batch_size=batch_size,
     )
     inference = infer_from_scores(scores, suspect.name, validation.name, n_splits=n_splits, seed=seed)
     key = {"scores_run": scores.run_id, "n_splits": n_splits, "seed": seed}

@@ -7,24 +7,41 @@ claims to the membership tests. Rules per model, in order (Δ², against the bas
 - fewer than ``MIN_PROBLEMS`` problems on either side (benchmark or reference set; pairs, when the sets are
   paired by task id) -> ``inconclusive`` whatever the interval says (a bootstrap over one to four problems
   only re-draws the same few values);
-- the 95% interval includes 0, or lies above it -> ``none``;
-- it lies below 0 -> graded by its upper end: <= −0.3 ``strong``, <= −0.1 ``moderate``, else ``weak``.
+- the 95% interval lies below 0 -> graded by its upper end: <= −0.3 ``strong``, <= −0.1 ``moderate``, else
+  ``weak``;
+- its lower end lies above −``NONE_MARGIN`` -> ``none``: the data rule out the benchmark being easier by a
+  useful amount (an interval inside ±0.05, or one above 0: the benchmark is harder than the reference);
+- otherwise (the interval includes 0 and reaches below −``NONE_MARGIN``) -> ``inconclusive``, with about how
+  many more problems per set would settle it.
 The run's finding is the strongest of its models' (an exposure level, then ``inconclusive``, then ``none``).
 """
 
 from __future__ import annotations
 
 from core.leakage.delta import LeakageReport, ModelDelta
-from core.stats.finding import EXPOSURE_LEVELS, Finding, count
+from core.stats.finding import EXPOSURE_LEVELS, Finding, count, interval, texts_needed
 
 STRONG_UPPER = -0.3
 MODERATE_UPPER = -0.1
+NONE_MARGIN = 0.05
+"""No-effect margin of Δ and Δ², in nats per token: ``none`` needs the whole 95% interval above −0.05.
+
+Δ is directional (only "easier" points at exposure), so the margin bounds the lower end; an interval that
+also lies below +0.05 is inside ±0.05. Why 0.05: it is the size of shift that has nothing to do with the
+benchmark (fine-tuning SmolLM2 on half of HumanEval moved the loss of the untrained half by +0.05), half the
+``moderate`` threshold (−0.1), and a change of about 5% in perplexity (e^0.05 = 1.05), which no one would
+call a benchmark the model finds easier. An interval reaching below it cannot rule out a useful effect."""
 MIN_PROBLEMS = 5
 """Fewer problems than this on either side and the interval means nothing: the finding is inconclusive."""
 SMALL_SET = 20
 """Fewer problems than this on either side make the interval rough (a caveat, not a different verdict)."""
 SCOPE = ("Δ says the benchmark (or its style) is easier for the model than the reference set, not that the "
          "model saw these exact problems; item-level claims need the membership tests.")
+
+
+def _sizes(n_test: int, n_ref: int) -> str:
+    """``8 problems per set`` or ``8 and 12 problems``."""
+    return f"{count(n_test, 'problem')} per set" if n_test == n_ref else f"{n_test} and {count(n_ref, 'problem')}"
 
 
 def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
@@ -42,25 +59,41 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
         evidence.append(f"base {row.base_model}: Δ {b.delta:+.3f}; the fine-tune moved the test loss by "
                         f"{s.l_test - b.l_test:+.3f} and the reference loss by {s.l_ref - b.l_ref:+.3f}")
         value, (lo, hi), name = row.delta2, row.delta2_ci, "Δ²"
-        subject = f"fine-tuning made {report.test_name} (or its style) easier for {row.model} than for its base"
+        subject = f"fine-tuning made {report.test_name} (or its style) easier for {row.model} than for its base model"
+        detail = f"Δ {s.delta:+.3f} fine-tuned, {b.delta:+.3f} base"
+        meaning = "a sign the fine-tuning data may have held it, or very similar text"
     else:
         value, (lo, hi), name = s.delta, s.ci, "Δ"
         subject = f"{report.test_name} (or its style) is easier for {row.model} than the reference set"
-    numbers = f"{name} {value:+.3f} nats per token, 95% CI {lo:+.3f} to {hi:+.3f}"
+        detail = f"loss {s.l_test:.3f} on {report.test_name}, {s.l_ref:.3f} on {report.ref_name}"
+        meaning = "a sign the model may have trained on it, or on very similar text"
+    numbers = (f"{name} {value:+.3f} nats per token ({interval(lo, hi, '+.3f')}) · no-effect margin "
+               f"±{NONE_MARGIN:g} · {detail} · {s.n_test} + {s.n_ref} problems")
     if smallest < MIN_PROBLEMS:
         sides = f"{count(s.n_test, 'problem')} in {report.test_name}, {s.n_ref} in {report.ref_name}"
         return Finding("inconclusive", f"Too few problems to tell: only {smallest} on one side ({sides}); at least "
-                       f"{MIN_PROBLEMS} per set are needed for {name} to mean anything ({numbers}).",
-                       tuple(evidence), tuple(caveats))
-    if lo <= 0 <= hi:
-        return Finding("none", f"No significant difference: no sign that {subject} ({numbers}).",
-                       tuple(evidence), tuple(caveats))
-    if lo > 0:
-        return Finding("none", f"No sign of leakage: {report.test_name} is harder for {row.model} than the "
-                       f"reference set ({numbers}).", tuple(evidence), tuple(caveats))
-    level = "strong" if hi <= STRONG_UPPER else "moderate" if hi <= MODERATE_UPPER else "weak"
-    return Finding(level, f"{level.capitalize()} evidence that {subject} ({numbers}).",
-                   tuple(evidence), tuple(caveats))
+                       f"{MIN_PROBLEMS} per set are needed for a verdict.",
+                       tuple(evidence), tuple(caveats), numbers)
+    if hi < 0:
+        level = "strong" if hi <= STRONG_UPPER else "moderate" if hi <= MODERATE_UPPER else "weak"
+        return Finding(level, f"{level.capitalize()} evidence that {subject}: {meaning}.",
+                       tuple(evidence), tuple(caveats), numbers)
+    if lo > -NONE_MARGIN:
+        if lo > 0:
+            headline = (f"No sign of leakage: {report.test_name} is harder for {row.model} than the reference "
+                        "set, not easier.")
+        else:
+            headline = f"No sign that {subject}: any difference is too small to matter."
+        return Finding("none", headline, tuple(evidence), tuple(caveats), numbers)
+    needed = texts_needed(smallest, value, (lo, hi), (0.0, -NONE_MARGIN))
+    more = (f"about {needed - smallest} more problems per set would settle it" if needed
+            else "more problems would settle it")
+    return Finding(
+        "inconclusive",
+        f"Cannot tell yet: with {_sizes(s.n_test, s.n_ref)} the measurement is too rough to say whether "
+        f"{subject}; {more}.",
+        tuple(evidence), tuple(caveats), numbers,
+    )
 
 
 def leakage_finding(report: LeakageReport) -> Finding:
@@ -70,4 +103,4 @@ def leakage_finding(report: LeakageReport) -> Finding:
     chosen = min(findings, key=lambda f: order.get(f.level, len(order)))
     evidence = tuple(line for f in findings for line in f.evidence)
     caveats = (*report.dropped_notes(), *chosen.caveats, *((report.flag_note,) if report.flag_note else ()))
-    return Finding(chosen.level, chosen.headline, evidence, caveats)
+    return Finding(chosen.level, chosen.headline, evidence, caveats, chosen.numbers)

@@ -7,7 +7,10 @@ bootstrap, the project's one bootstrap) for a 95% interval of the drop:
 - exact completions drop, interval above 0 -> graded by its lower end: >= 0.25 options per question
   ``strong``, >= 0.1 ``moderate``, else ``weak``;
 - only next-token hits drop -> ``weak``;
-- neither interval excludes 0 -> ``none``.
+- the exact-completion interval lies below ``NONE_MARGIN`` -> ``none``: the data rule out a drop of a useful
+  size;
+- otherwise (it includes 0 and reaches ``NONE_MARGIN`` or above) -> ``inconclusive``, with about how many
+  more questions would settle it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numpy as np
 
 from core.mcq.study import MCQReport
 from core.stats.bootstrap import DEFAULT_SEED, percentile_interval, resample_indices
-from core.stats.finding import Finding, count, too_few
+from core.stats.finding import Finding, count, interval, texts_needed, too_few
 
 MIN_QUESTIONS = 5
 """Fewer questions than this and the finding is inconclusive. The paired bootstrap resamples questions: four
@@ -25,6 +28,12 @@ handful of averages, and a single memorised question decides the verdict. Five i
 class any LeakLens test gives a verdict on (membership: texts per class; loss delta: problems per set)."""
 STRONG_DROP = 0.25
 MODERATE_DROP = 0.1
+NONE_MARGIN = 0.05
+"""No-effect margin of the drop in options finished word for word, per question: ``none`` needs the whole 95%
+interval below 0.05. The drop is directional (only a drop points at memorised options), so the margin bounds
+the upper end. Why 0.05: it is one option finished word for word in twenty questions, beyond what the model
+finishes once the options are shuffled (a benchmark memorised in so few places says nothing about the rest),
+and half the ``moderate`` threshold (0.1), so ``none`` and an exposure level never sit side by side."""
 SMALL_BENCHMARK = 30
 
 
@@ -60,9 +69,12 @@ def mcq_finding(report: MCQReport) -> Finding:
                "a little even for a model that never saw the benchmark."]
     if n < SMALL_BENCHMARK:
         caveats.append(f"Only {n} questions: the interval is rough; use at least {SMALL_BENCHMARK}.")
+    numbers = (f"finished word for word: {before:.2f} of {k} options per question published, {after:.2f} "
+               f"shuffled · drop {drop:+.2f} ({interval(lo, hi, '+.2f')}) · no-effect margin {NONE_MARGIN:g} · "
+               f"{count(n, 'question')}")
     if n < MIN_QUESTIONS:
         return Finding("inconclusive", too_few(count(n, "question"), str(MIN_QUESTIONS)), tuple(evidence),
-                       tuple(caveats))
+                       tuple(caveats), numbers)
     if lo > 0:
         level = "strong" if lo >= STRONG_DROP else "moderate" if lo >= MODERATE_DROP else "weak"
         return Finding(
@@ -70,18 +82,30 @@ def mcq_finding(report: MCQReport) -> Finding:
             f"{level.capitalize()} evidence of memorised options: the model finishes {before:.2f} of {k} options "
             f"per question word for word in the published order, but only {after:.2f} of {k} once they are "
             "shuffled.",
-            tuple(evidence), tuple(caveats),
+            tuple(evidence), tuple(caveats), numbers,
         )
     if token_lo > 0:
         return Finding(
             "weak",
-            f"Weak evidence of memorised options: the model guesses the next word of an option more often in the "
-            f"published order ({token_drop:+.2f} of {k} per question) but finishes no more options word for word.",
+            "Weak evidence of memorised options: the model guesses the next word of an option more often in the "
+            "published order, but finishes no more options word for word.",
             tuple(evidence), tuple(caveats),
+            f"next word right: drop {token_drop:+.2f} of {k} per question ({interval(token_lo, token_hi, '+.2f')})"
+            f" · {numbers}",
         )
+    if hi < NONE_MARGIN:
+        how = "more once they are shuffled" if hi < 0 else "a difference too small to matter"
+        return Finding(
+            "none",
+            f"No sign of memorised options: the model finishes {before:.2f} of {k} options per question word for "
+            f"word in the published order and {after:.2f} of {k} shuffled, {how}.",
+            tuple(evidence), tuple(caveats), numbers,
+        )
+    needed = texts_needed(n, drop, (lo, hi), (0.0, NONE_MARGIN))
+    more = f"about {needed - n} more questions would settle it" if needed else "more questions would settle it"
     return Finding(
-        "none",
-        f"No sign of memorised options: the model finishes {before:.2f} of {k} options per question word for word "
-        f"in the published order and {after:.2f} of {k} shuffled, no significant difference.",
-        tuple(evidence), tuple(caveats),
+        "inconclusive",
+        f"Cannot tell yet: with {count(n, 'question')} the measurement is too rough to rule out memorised "
+        f"options; {more}.",
+        tuple(evidence), tuple(caveats), numbers,
     )

@@ -10,8 +10,10 @@ Rules, in order (each follows the AUROC's 95% bootstrap interval):
    the best detector's AUROC -> ``confounded``: wording alone separates the sets, so the split, not the
    model's memory, may explain every score. A baseline whose interval includes chance never makes a run
    ``confounded`` ("0.50 vs 0.50" is no confound);
-5. the best detector's interval includes 0.5 -> ``none`` when the interval is tight around chance
-   (its upper end below 0.6), else ``inconclusive`` with the number of texts that would settle it;
+5. the best detector's interval includes 0.5 -> ``none`` when the whole interval lies inside the no-effect
+   margin (0.4, 0.6), else ``inconclusive`` with the number of texts that would settle it; an interval
+   wholly below 0.5 (the scores rank non-members above members) is ``inconclusive`` too: memory cannot
+   explain it, so something else separates the sets;
 6. the blind baseline, above chance, reaches the best detector's lower bound -> ``confounded``;
 7. otherwise graded by the interval's lower end: >= 0.75 ``strong``, >= 0.6 ``moderate``, else ``weak``.
 """
@@ -19,7 +21,7 @@ Rules, in order (each follows the AUROC's 95% bootstrap interval):
 from __future__ import annotations
 
 from core.membership.benchmark import BenchmarkResult
-from core.stats.finding import Finding, count, texts_needed, too_few
+from core.stats.finding import Finding, count, interval, texts_needed, too_few
 from core.stats.metrics import MetricResult
 
 MIN_PER_CLASS = 5
@@ -28,7 +30,14 @@ bootstrap re-draws the same handful of texts and its interval says nothing."""
 STRONG_LOWER = 0.75
 MODERATE_LOWER = 0.6
 NONE_UPPER = 0.6
-"""An interval that includes chance and stays below this rules out a useful detector."""
+NONE_LOWER = 0.4
+"""No-effect margin of the best detector's AUROC: ``none`` needs its whole 95% interval inside (0.4, 0.6).
+
+Why 0.6: an AUROC of 0.6 is where the published detectors start to count as working on a benchmark
+(Min-K%++ on WikiMIA reaches 0.6–0.8; the blind baseline on a well-drawn split sits near 0.5), and the
+``moderate`` threshold for the interval's lower end. Why the lower end too: an interval reaching below 0.4
+is too wide to rule anything out (the same data allow an AUROC well above 0.5 for a score turned round),
+so ``none`` needs the interval tight around chance on both sides."""
 CHANCE = 0.5
 
 
@@ -54,15 +63,21 @@ def membership_finding(result: BenchmarkResult) -> Finding:
         evidence.append(f"blind baseline (wording alone, no model): AUROC {baseline.auroc:.2f} "
                         f"(95% CI {baseline.ci[0]:.2f}–{baseline.ci[1]:.2f})")
     evidence.append(sizes)
+    parts = []
+    if best is not None:
+        parts.append(f"best detector {best_label}: AUROC {best_metric.auroc:.2f} ({interval(*best_metric.ci)})")
+    if baseline is not None:
+        parts.append(f"blind baseline AUROC {baseline.auroc:.2f} ({interval(*baseline.ci)})")
+    numbers = " · ".join([*parts, sizes])
     caveats = []
     shared = result.n_shared_texts or 0
     if n and shared >= n:
         return Finding(
             "inconclusive",
-            f"Inconclusive: members and non-members hold the same texts (all {n} appear in both classes), so no "
-            "detector can tell them apart.",
+            f"Cannot tell: members and non-members hold the same texts (all {n} appear in both classes), so "
+            "nothing can tell them apart.",
             tuple(evidence), ("Check the label column: each text should be either a member or a non-member.",
-                              *result.notes),
+                              *result.notes), numbers,
         )
     if shared:
         caveats.append(f"{shared} of the {n} texts appear word for word in both classes (as a member and as a "
@@ -72,13 +87,12 @@ def membership_finding(result: BenchmarkResult) -> Finding:
             "inconclusive",
             too_few(f"{count(n_members, 'member text')} and {count(n_non_members, 'non-member text')}",
                     f"{MIN_PER_CLASS} of each"),
-            tuple(evidence), (*caveats, *result.notes),
+            tuple(evidence), (*caveats, *result.notes), numbers,
         )
     if best is None:
-        return Finding("inconclusive", "Inconclusive: no detector produced a usable score on these texts.",
-                       tuple(evidence), (*caveats, *result.notes))
-    key, metric = best
-    label = result.method_labels.get(key, key)
+        return Finding("inconclusive", "Cannot tell: no detector produced a usable score on these texts.",
+                       tuple(evidence), (*caveats, *result.notes), numbers)
+    metric = best[1]
     lo, hi = metric.ci
     caveats += [
         f"The best of {len(result.metrics)} detectors is picked after the fact, so its AUROC is slightly optimistic.",
@@ -88,49 +102,61 @@ def membership_finding(result: BenchmarkResult) -> Finding:
         caveats.append("No blind baseline could be computed, so a confounded split cannot be ruled out.")
     above_chance = baseline is not None and baseline.ci[0] > CHANCE
     if baseline is not None and above_chance and baseline.auroc >= metric.auroc:
-        return _confounded(metric, baseline, evidence, caveats)
+        return _confounded(metric, baseline, evidence, caveats, sizes)
     if lo <= CHANCE:
-        if hi < NONE_UPPER:
+        if NONE_LOWER < lo and hi < NONE_UPPER:
             return Finding(
                 "none",
-                f"No sign that the model saw the member texts: the best detector's AUROC is {metric.auroc:.2f} "
-                f"(95% CI {lo:.2f}–{hi:.2f}), indistinguishable from chance (0.50).",
-                tuple(evidence), tuple(caveats),
+                "No sign that the model saw the member texts: its scores tell them from the non-members no better "
+                "than guessing, and a useful difference would have shown.",
+                tuple(evidence), tuple(caveats), numbers,
             )
         if baseline is not None and baseline.auroc > 0.6:
             caveats.append(f"Wording alone already reaches AUROC {baseline.auroc:.2f} on these sets.")
-        needed = texts_needed(n, metric.auroc, metric.ci, CHANCE)
-        more = f" About {needed} texts would be needed to tell an effect this size from chance." if needed else ""
+        if hi < CHANCE:
+            return Finding(
+                "inconclusive",
+                "Cannot tell: the scores rank the non-members as more familiar to the model than the members, "
+                "which the model having seen the members cannot explain; check the labels and how the sets were "
+                "drawn.",
+                tuple(evidence), tuple(caveats), numbers,
+            )
+        # Above chance, the interval settles on either side of 0.5 or 0.6; below it, only inside 0.4 counts.
+        needed = texts_needed(n, metric.auroc, metric.ci,
+                              (CHANCE, NONE_UPPER) if metric.auroc >= CHANCE else (NONE_LOWER,))
+        more = (f" about {needed} texts would be needed to settle it ({needed - n} more)." if needed
+                else " more texts would be needed to settle it.")
         return Finding(
             "inconclusive",
-            f"Inconclusive: the best detector reaches AUROC {metric.auroc:.2f}, but with {n} texts its 95% "
-            f"interval ({lo:.2f}–{hi:.2f}) includes chance (0.50).{more}",
-            tuple(evidence), tuple(caveats),
+            f"Cannot tell yet: with {n} texts the result still includes chance (guessing);{more}",
+            tuple(evidence), tuple(caveats), numbers,
         )
     if baseline is not None and baseline.auroc >= lo:
         if above_chance:
-            return _confounded(metric, baseline, evidence, caveats)
+            return _confounded(metric, baseline, evidence, caveats, sizes)
         caveats.append(f"Wording alone reaches AUROC {baseline.auroc:.2f} (95% CI {baseline.ci[0]:.2f}–"
                        f"{baseline.ci[1]:.2f}); its interval includes chance, but a confounded split is not ruled "
                        "out.")
     level = "strong" if lo >= STRONG_LOWER else "moderate" if lo >= MODERATE_LOWER else "weak"
     words = {"strong": "Strong", "moderate": "Moderate", "weak": "Weak"}[level]
-    against = f", against {baseline.auroc:.2f} for wording alone" if baseline is not None else ""
+    how = {"strong": "far better", "moderate": "clearly better", "weak": "somewhat better"}[level]
     return Finding(
         level,
-        f"{words} evidence that the model saw the member texts: {label} tells members from non-members "
-        f"with AUROC {metric.auroc:.2f} (95% CI {lo:.2f}–{hi:.2f}){against}.",
-        tuple(evidence), tuple(caveats),
+        f"{words} evidence that the model saw the member texts: its scores tell them from the non-members {how} "
+        "than guessing.",
+        tuple(evidence), tuple(caveats), numbers,
     )
 
 
-def _confounded(metric: MetricResult, baseline: MetricResult, evidence: list[str], caveats: list[str]) -> Finding:
+def _confounded(metric: MetricResult, baseline: MetricResult, evidence: list[str], caveats: list[str],
+                sizes: str) -> Finding:
     return Finding(
         "confounded",
-        f"Confounded: wording alone separates these sets (a model-free classifier reaches AUROC "
-        f"{baseline.auroc:.2f}, 95% CI {baseline.ci[0]:.2f}–{baseline.ci[1]:.2f}, the best detector "
-        f"{metric.auroc:.2f}), so the scores may reflect how the sets were split rather than what the model saw.",
+        "Not a fair test: wording alone separates these sets, so the scores may reflect how the sets were split "
+        "rather than what the model saw.",
         tuple(evidence),
         ("Use members and non-members from the same distribution (e.g. the same source, split at random or by "
          "a date the wording cannot reveal).", *caveats),
+        f"blind baseline AUROC {baseline.auroc:.2f} ({interval(*baseline.ci)}) · best detector AUROC "
+        f"{metric.auroc:.2f} ({interval(*metric.ci)}) · {sizes}",
     )

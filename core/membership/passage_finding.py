@@ -11,6 +11,15 @@ k being how many of the N fresh passages score at least as high, and strong / mo
 chance at most 1% / 5% / 10%. So with fewer than 99 passages to compare with, even a passage above all of
 them is at most ``moderate``: the data cannot say more. Of the methods placed, the less extreme one sets
 the level and the headline, so a reading never rests on the one detector that happened to fire.
+
+Before any of that, the finding is ``inconclusive`` when the data cannot tell:
+- the passage has fewer than ``core.membership.summary.MIN_PASSAGE_TOKENS`` scored tokens: "Too short to judge";
+- fewer than ``MIN_SIMILAR`` fresh passages are within ``LENGTH_FACTOR`` of its length (the comparison had
+  to widen to passages of another length), or the whole fresh set is smaller than that: "no fresh passages
+  of this length to compare with". A 2-token passage is never "less predictable than all 15 fresh
+  passages" that are 78 tokens and longer.
+Probability slopes never enter the finding (only loss and Min-K% are placed); see ``MIN_SLOPE_TOKENS`` for
+when a slope may be shown at all (``core.membership.summary``).
 """
 
 from __future__ import annotations
@@ -24,13 +33,16 @@ import numpy as np
 
 from core.errors import LeakLensError
 from core.membership.calibration import FreshCalibration
-from core.membership.summary import format_perplexity, percentile_of
-from core.stats.finding import Finding, Level
+from core.membership.summary import format_perplexity, percentile_of, too_short, too_short_text
+from core.stats.finding import Finding, Level, count
 
 LENGTH_FACTOR = 1.5
 """Fresh passages whose token count is within this factor of the passage's count as similar in length."""
 MIN_SIMILAR = 15
-"""Fewest passages to compare with: when the factor finds fewer, the nearest in length are used."""
+"""Fewest passages of similar length to compare with. When the factor finds fewer, the nearest in length are
+still placed (for the chart) but the finding is inconclusive: loss falls as texts grow longer, so passages of
+another length say nothing about this one. 15 similar passages let a passage above all of them reach ``weak``
+(chance 1/16 < 10%); fewer could not give any reading but ``none``."""
 PLACED_METHODS: tuple[str, ...] = ("loss", "min_k_20")
 LEVEL_CHANCE: tuple[tuple[Level, float], ...] = (("strong", 0.01), ("moderate", 0.05), ("weak", 0.10))
 """Largest chance that a fresh passage scores this high, per level (the 99th / 95th / 90th percentile)."""
@@ -207,15 +219,6 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     deciding = placement.deciding
     level = deciding.level
     name = _headline_name(deciding)
-    share = f"{_share(deciding)} freshly written passages of similar length ({name})"
-    if deciding.percentile == 0:
-        headline = (f"No sign the model has seen it: less predictable than all {deciding.n_compared} freshly "
-                    f"written passages of similar length ({name}).")
-    elif level == "none":
-        headline = f"No clear sign the model has seen it: more predictable than {share}, within the range of new text."
-    else:
-        headline = (f"More predictable than {share}: {STRENGTH[level]} the model may have seen it — "
-                    "evidence, not proof.")
     low, high = placement.token_range
     evidence = [_method_evidence(m) for m in placement.methods]
     evidence.append(f"compared with {placement.n_similar} of the {placement.n_calibration} fresh passages, "
@@ -223,21 +226,68 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     if deciding.chance <= 0.5:
         evidence.append(f"a freshly written passage of this length scores this high about 1 time in "
                         f"{round(1 / deciding.chance)} ({name})")
+    others = [m for m in placement.methods if m is not deciding]
+    lengths = f"{low} tokens" if low == high else f"{low}–{high} tokens"
     caveats = [FORMULAIC_CAVEAT, PROSE_CAVEAT]
+    within = _n_within(placement)
+    if too_short(placement.n_tokens) or placement.widened or within < placement.minimum:
+        # No percentile in the numbers: passages of another length are no yardstick for this one.
+        numbers = (f"this passage {count(placement.n_tokens, 'token')} · {within} of the {placement.n_calibration} "
+                   f"fresh passages within {placement.factor:g}× its length · the nearest are {lengths}")
+    else:
+        numbers = " · ".join([*(_numbers(m) for m in (deciding, *others)),
+                              f"this passage {count(placement.n_tokens, 'token')}, compared with {lengths}"])
+    if too_short(placement.n_tokens):
+        return Finding("inconclusive", too_short_text(placement.n_tokens), tuple(evidence), tuple(caveats), numbers)
+    if placement.widened or within < placement.minimum:
+        caveats.append(f"Fewer than {placement.minimum} fresh passages are within {placement.factor:g}× its length, "
+                       f"so the {placement.n_similar} nearest in length are shown; loss tends to fall as texts grow "
+                       "longer, so they are no yardstick for this passage.")
+        return Finding(
+            "inconclusive",
+            "Cannot tell: no fresh passages of this length to compare with. It has "
+            f"{count(placement.n_tokens, 'token')}; {_within_words(within)} of the {placement.n_calibration} "
+            f"freshly written passages {'is' if within == 1 else 'are'} within {placement.factor:g} times that "
+            f"length, and a reading needs {placement.minimum}.",
+            tuple(evidence), tuple(caveats), numbers,
+        )
+    share = f"{_share(deciding)} freshly written passages of similar length"
+    if deciding.percentile == 0:
+        headline = (f"No sign the model has seen it: less predictable than all {deciding.n_compared} freshly "
+                    "written passages of similar length.")
+    elif level == "none":
+        headline = f"No clear sign the model has seen it: more predictable than {share}, within the range of new text."
+    else:
+        headline = (f"More predictable than {share}: {STRENGTH[level]} the model may have seen it — "
+                    "evidence, not proof.")
     ceiling = next((lv for lv, limit in LEVEL_CHANCE if 1 / (deciding.n_compared + 1) <= limit), "none")
     if deciding.percentile >= 90 and ceiling != "strong":
         caveats.append(f"With {deciding.n_compared} passages to compare with, the strongest possible reading is "
                        f"{ceiling}: even text above all of them could be new text scoring high by chance "
                        f"(1 in {deciding.n_compared + 1}).")
-    if placement.widened:
-        caveats.append(f"Fewer than {placement.minimum} fresh passages are within {placement.factor:g}× its length, "
-                       f"so the {placement.n_similar} nearest in length are used; loss tends to fall as texts grow "
-                       "longer, so read the percentile with care.")
-    for other in placement.methods:
-        if other is not deciding and other.level != level:
+    for other in others:
+        if other.level != level:
             caveats.append(f"The level follows the less extreme reading; {_headline_name(other)} alone places it "
                            f"higher (more predictable than {_share(other)} passages).")
-    return Finding(level, headline, tuple(evidence), tuple(caveats))
+    return Finding(level, headline, tuple(evidence), tuple(caveats), numbers)
+
+
+def _numbers(method: MethodPlacement) -> str:
+    """``loss: more predictable than 92% of 200 fresh passages (1 in 13 score this high)``."""
+    if method.percentile == 0:
+        return f"{_headline_name(method)}: less predictable than all {method.n_compared} fresh passages"
+    return (f"{_headline_name(method)}: more predictable than {_share(method)} fresh passages "
+            f"(1 in {round(1 / method.chance)} score this high)")
+
+
+def _n_within(placement: PassagePlacement) -> int:
+    """Compared fresh passages within the length factor (all of them unless the comparison was widened)."""
+    limit = math.log(placement.factor) + 1e-12
+    return sum(1 for m in placement.similar_n_tokens if abs(math.log(max(m, 1) / max(placement.n_tokens, 1))) <= limit)
+
+
+def _within_words(n: int) -> str:
+    return "none" if n == 0 else f"only {n}"
 
 
 def _headline_name(method: MethodPlacement) -> str:

@@ -3,6 +3,11 @@
 A single score has no threshold: without a calibration set (texts known to be members and non-members)
 there is no verdict, only a comparison with reference passages scored by the same model. With a
 calibration set, each score is placed as a percentile among the known members and non-members.
+
+Below ``MIN_PASSAGE_TOKENS`` scored tokens a passage is too short to judge at all, and a probability slope
+over fewer than ``MIN_SLOPE_TOKENS`` tokens is noise: neither is read as a score (``too_short``,
+``slope_reportable``). A passage is never compared with itself: when it is one of the reference examples,
+that reference is left out of its comparison.
 """
 
 from __future__ import annotations
@@ -13,6 +18,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.data.examples import EXAMPLES
+
+MIN_PASSAGE_TOKENS = 20
+"""Fewest scored tokens for any reading of a passage (its perplexity, its place among fresh passages).
+
+A token's log-prob spreads by about 3.3 nats around the passage's mean (measured: SmolLM2-135M on 12 of the
+shipped fresh passages and the Gettysburg opening, 2.7–3.7), so the mean over n tokens is uncertain by about
+3.3/sqrt(n) nats. At 20 tokens that is ±0.74 nats, a factor of two in perplexity: half the gap between a
+memorised passage and fresh text (Gettysburg 13 against a median of 60, 1.5 nats), the least a reading must
+resolve. Min-20% then averages 4 tokens rather than one. Below it, the headline is "Too short to judge"."""
+MIN_SLOPE_TOKENS = 64
+"""Fewest tokens for a probability slope to be read as a score.
+
+A least-squares slope over n equally spaced points with residual spread s has standard error
+s·sqrt(12 / (n(n² − 1))). With s ≈ 3.3 nats (see ``MIN_PASSAGE_TOKENS``) it is 0.022 per token at 64 tokens,
+about the slope of fresh text itself (0.007–0.036 on the same passages); over fewer tokens the slope's sign
+is noise (0.063 at 32 tokens; a slope "fitted" through 2 points is any line at all)."""
 
 @dataclass(frozen=True)
 class ReferencePoint:
@@ -22,6 +44,15 @@ class ReferencePoint:
     kind: str
     """'famous' (surely seen) or 'fresh' (cannot have been seen)."""
     perplexity: float
+    text: str = ""
+    """The reference's own text, so a passage that *is* the reference is not compared with itself; when empty,
+    the built-in example of the same kind (``core.data.examples.EXAMPLES``) stands in."""
+
+    @property
+    def reference_text(self) -> str:
+        if self.text:
+            return self.text
+        return next((e.text for e in EXAMPLES if e.kind == self.kind), "")
 
 
 @dataclass(frozen=True)
@@ -70,8 +101,49 @@ def format_perplexity(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
 
 
-def honest_summary(perplexity: float, references: Sequence[ReferencePoint], model: str) -> str:
-    """Markdown: no verdict, the passage's perplexity next to each reference's, and which it sits nearer."""
+def too_short(n_tokens: int | None) -> bool:
+    """True when a passage of ``n_tokens`` scored tokens is below ``MIN_PASSAGE_TOKENS``: no reading at all."""
+    return n_tokens is not None and n_tokens < MIN_PASSAGE_TOKENS
+
+
+def slope_reportable(n_tokens: int) -> bool:
+    """True when a slope over ``n_tokens`` tokens may be shown as a score (``MIN_SLOPE_TOKENS`` or more)."""
+    return n_tokens >= MIN_SLOPE_TOKENS
+
+
+def reportable_scores(scores: Mapping[str, float], n_tokens: int) -> dict[str, float]:
+    """``scores`` without the probability-slope ones when the passage is too short for a slope to mean anything
+    (keys starting with ``slope``), and without any when it is too short to judge."""
+    if too_short(n_tokens):
+        return {}
+    if slope_reportable(n_tokens):
+        return dict(scores)
+    return {key: value for key, value in scores.items() if not key.startswith("slope")}
+
+
+def too_short_text(n_tokens: int) -> str:
+    """The plain sentence for a passage below ``MIN_PASSAGE_TOKENS`` (starts "Too short to judge: ")."""
+    return (f"Too short to judge: only {n_tokens} token{'' if n_tokens == 1 else 's'} could be scored, and a "
+            f"reading needs at least {MIN_PASSAGE_TOKENS}; how predictable a few words are says little about "
+            "whether the model has seen the text.")
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def honest_summary(perplexity: float, references: Sequence[ReferencePoint], model: str, *,
+                   text: str | None = None, n_tokens: int | None = None) -> str:
+    """Markdown: no verdict, the passage's perplexity next to each reference's, and which it sits nearer.
+
+    ``text`` (the passage) leaves out a reference that is the passage itself; ``n_tokens`` (its scored
+    tokens) below ``MIN_PASSAGE_TOKENS`` turns the summary into "Too short to judge".
+    """
+    if n_tokens is not None and too_short(n_tokens):
+        return (f"**{too_short_text(n_tokens)}** Its perplexity under `{model}` is "
+                f"{format_perplexity(perplexity)}, which on so few tokens is no basis for comparison.")
+    itself = [r for r in references if text is not None and _same_text(r.reference_text, text)]
+    references = [r for r in references if r not in itself]
     lines = [
         f"**No verdict without calibration.** A single score cannot say *seen* or *unseen* on its own: "
         f"it depends on the model, the text's style and length. Lower perplexity means `{model}` found the "
@@ -82,6 +154,8 @@ def honest_summary(perplexity: float, references: Sequence[ReferencePoint], mode
         parts = [f"the {r.label} scores **{format_perplexity(r.perplexity)}**" for r in references]
         comparison += "; " + "; ".join(parts)
     lines.append(comparison + ".")
+    if itself:
+        lines.append(f"This passage is the {itself[0].label} itself, so it is not compared with itself.")
     nearest = nearest_reference(perplexity, references)
     if references_indistinct(references):
         lines.append(

@@ -35,6 +35,8 @@ def overlap_finding(report: ContaminationReport) -> Finding:
     )
     e, t = max(pairs, key=lambda p: (report.matched[p] / max(report.counts[p[0]], 1), report.scores[p]))
     matched, total = report.matched[(e, t)], report.counts[e]
+    numbers = (f"{matched} of {count(total, 'item')} of {e} matched in index {t} · mean overlap "
+               f"{report.scores[(e, t)]:.2f} · {count(len(pairs), 'pair')} searched")
     if matched == 0:
         small = [name for name in dict.fromkeys(pe for pe, _ in pairs) if report.counts[name] < MIN_ITEMS]
         if small:
@@ -42,9 +44,9 @@ def overlap_finding(report: ContaminationReport) -> Finding:
             return Finding("inconclusive",
                            too_few(f"{searched} searched, none sharing text with the training data",
                                    f"{MIN_ITEMS} items per test set"),
-                           evidence, caveats)
+                           evidence, caveats, numbers)
         return Finding("none", f"No overlap found: none of the {total} items of {e} shares text with {t}.",
-                       evidence, caveats)
+                       evidence, caveats, numbers)
     share = matched / total
     if total < MIN_ITEMS:
         caveats = (f"Only {count(total, 'item')} in {e}: the {count(matched, 'matched item')} "
@@ -53,7 +55,11 @@ def overlap_finding(report: ContaminationReport) -> Finding:
     level = "strong" if share >= STRONG_SHARE else "moderate" if share >= MODERATE_SHARE else "weak"
     return Finding(
         level,
-        f"{matched} of {total} items of {e} ({share:.0%}) share text with the training data in index {t} "
-        f"(mean overlap {report.scores[(e, t)]:.2f}).",
-        evidence, caveats,
+        f"{matched} of {total} items of {e} ({_percent(share)}) share text with the training data in index {t}.",
+        evidence, caveats, numbers,
     )
+
+
+def _percent(share: float) -> str:
+    """``35%``; a share under 1% (but not zero) reads ``under 1%``, never ``0%``."""
+    return "under 1%" if 0 < share < 0.01 else f"{share:.0%}"

@@ -1,5 +1,9 @@
-"""Stored runs as tables a person reads: one row per run, a model's loss-delta problem sets grouped.
+"""Stored runs as a person reads them: one story per run, one row per run, a model's loss-delta sets grouped.
 
+Some runs are parts of another: a dataset-inference run scores both sets as a membership run and keeps only
+which one (its key's ``scores_run``); a loss-delta comparison is built from each model's problem-set runs
+(its key's ``set_runs``). Such a part is never a second story: ``story_runs`` (the Results page's list of
+verdicts, and the combined report) leaves it out, and ``run_table`` lists it under the run it belongs to.
 A loss-delta test stores one run per model and problem set (benchmark and reference losses apart, so each
 is reused); listed raw, one comparison shows up as two unrelated rows. These tables group them by model.
 No run ids here: ``run_details`` holds those, for a details view and the ``report`` command.
@@ -7,7 +11,7 @@ No run ids here: ``run_details`` holds those, for a details view and the ``repor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from itertools import zip_longest
 from typing import Any
 
@@ -23,6 +27,10 @@ KIND_LABELS = {
 }
 DELTA_KIND = "delta"
 DELTA_ROLES = {"test": "benchmark", "reference": "reference"}
+STORY_KINDS = ("mia", "mcq", "delta-comparison", "dataset-inference")
+"""Kinds whose finished run ends in a verdict of its own: a story on the Results page and in the report."""
+PART_LINKS = ("scores_run", "set_runs")
+"""Key fields by which a run names the runs it is built from (dataset inference, loss-delta comparison)."""
 
 
 def kind_label(kind: str) -> str:
@@ -70,14 +78,95 @@ def _delta_sets(runs: Sequence[RunInfo]) -> tuple[list[RunInfo], list[RunInfo]]:
     return tests, refs
 
 
+def _linked_ids(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _linked_ids(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _linked_ids(item)
+
+
+def parts_of(runs: Sequence[RunInfo]) -> dict[str, str]:
+    """Which run each part belongs to: {part's run id: id of the (newest) stored run built from it}.
+
+    A run is a part when another stored run names it in its key (``PART_LINKS``): the membership run that
+    holds a dataset-inference run's scores, the problem-set runs of a loss-delta comparison.
+    """
+    ids = {r.run_id for r in runs}
+    owner: dict[str, str] = {}
+    for run in sorted(runs, key=_newest_first):
+        for field in PART_LINKS:
+            for linked in _linked_ids(run.key.get(field)):
+                if linked in ids and linked != run.run_id:
+                    owner.setdefault(linked, run.run_id)
+    return owner
+
+
+def _newest_first(run: RunInfo) -> float:
+    return -(run.finished_at or run.created_at)
+
+
+def story_runs(runs: Sequence[RunInfo]) -> list[RunInfo]:
+    """Finished runs that each tell a story of their own (a verdict), newest finished first; parts left out."""
+    parts = parts_of(runs)
+    stories = [r for r in runs if r.finished and r.kind in STORY_KINDS and r.run_id not in parts]
+    return sorted(stories, key=_newest_first)
+
+
+def unfinished_runs(runs: Sequence[RunInfo]) -> list[RunInfo]:
+    """Runs not finished (running or interrupted), parts of other runs left out, newest first."""
+    parts = parts_of(runs)
+    return [r for r in runs if not r.finished and r.run_id not in parts]
+
+
+def filter_runs(runs: Sequence[RunInfo], *, models: Collection[str] | None = None,
+                kinds: Collection[str] | None = None) -> list[RunInfo]:
+    """The runs of these models and kinds (None = any), in the order given."""
+    return [r for r in runs if (models is None or r.model in models) and (kinds is None or r.kind in kinds)]
+
+
+def opened_run(listed: Sequence[RunInfo], chosen: str | None = None, *, newest_when_chosen: str | None = None,
+               newest: str | None = None) -> RunInfo | None:
+    """The run to open: the one ``chosen`` while it is listed, else the most recent listed (``listed[0]``).
+
+    ``newest`` is the newest story in the store (default: ``listed[0]``); a choice made while another run was
+    the newest (``newest_when_chosen``) gives way: whoever comes back to Results after running a test sees
+    what they just ran, not what they had opened before.
+    """
+    if not listed:
+        return None
+    newest = newest or listed[0].run_id
+    if chosen and newest_when_chosen in (None, newest):
+        return next((r for r in listed if r.run_id == chosen), listed[0])
+    return listed[0]
+
+
 def run_table(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
-    """One row per stored run, newest first, except loss-delta runs: one row per model, its sets joined."""
+    """One row per stored run, newest first, except loss-delta runs: one row per model, its sets joined.
+
+    A run that is part of another (``parts_of``) has no row of its own: its owner's row counts its texts
+    when the owner holds none itself (a dataset-inference run keeps its scores in its part).
+    """
     rows = []
+    parts = parts_of(runs)
+    inner: dict[str, list[RunInfo]] = {}
+    for run in runs:
+        if run.run_id in parts:
+            inner.setdefault(parts[run.run_id], []).append(run)
+    runs = [r for r in runs if r.run_id not in parts]
     delta_groups = _by_model([r for r in runs if r.kind == DELTA_KIND])
     placed: set[str] = set()
     for run in runs:
         if run.kind != DELTA_KIND:
-            rows.append(_row(run.kind, run.dataset, run.model, [run]))
+            row = _row(run.kind, run.dataset, run.model, [run])
+            if not run.n_total and inner.get(run.run_id):
+                row["done"] = sum(r.n_done for r in inner[run.run_id])
+                totals = [r.n_total for r in inner[run.run_id]]
+                row["total"] = None if any(t is None for t in totals) else sum(totals)
+            rows.append(row)
         elif run.model not in placed:
             placed.add(run.model)
             tests, refs = _delta_sets(delta_groups[run.model])
@@ -123,9 +212,18 @@ def _n(run: RunInfo | None) -> int | None:
 
 
 def run_details(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
-    """Every stored run with its id (for ``python -m core report RUN_ID``), one row each."""
+    """Every stored run with its id (for ``python -m core report RUN_ID``), one row each; a part names its owner."""
+    parts = parts_of(runs)
+    kinds = {r.run_id: r.kind for r in runs}
+
+    def role(run: RunInfo) -> str:
+        if run.run_id in parts:
+            owner = parts[run.run_id]
+            return f"part of {kind_label(kinds[owner]).lower()} run {owner[:8]}"
+        return str(run.meta.get("role", ""))
+
     return [
         {"run id": r.run_id, "test": kind_label(r.kind), "dataset": r.dataset, "model": r.model,
-         "role": r.meta.get("role", ""), "status": r.status, "started (UTC)": r.timestamp("created_at")}
+         "role": role(r), "status": r.status, "started (UTC)": r.timestamp("created_at")}
         for r in runs
     ]

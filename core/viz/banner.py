@@ -1,7 +1,9 @@
 """The verdict banner as HTML: one renderer for the app's pages and the exported report.
 
 It carries its own colours (border, label, background, text) so it reads the same on Streamlit's theme
-and on a plain page, and escapes every piece of text (headlines quote model and dataset names).
+and on a plain page, and escapes every piece of text (headlines quote model and dataset names). Under the
+plain headline, the finding's numbers line (AUROC, intervals, Δ, p-values) with every term explained on
+hover (``core.viz.glossary``).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import html
 
 from core.stats.finding import Finding
+from core.viz.glossary import gloss_html
 
 LEVEL_STYLE: dict[str, tuple[str, str, str]] = {
     # level: (label, border / label colour, background)
@@ -20,10 +23,11 @@ LEVEL_STYLE: dict[str, tuple[str, str, str]] = {
     "confounded": ("Confounded", "#6b3fa0", "#f2ecf9"),
 }
 HEADLINE_COLOUR = "#1b2630"
+NUMBERS_COLOUR = "#3d4a56"
 
 
 def banner_html(finding: Finding, *, subject: str | None = None, link: str | None = None) -> str:
-    """The banner: level label (and what it is about), then the one-sentence headline.
+    """The banner: level label (and what it is about), the one-sentence headline, then the numbers line.
 
     ``subject`` names the run when a report holds several; ``link`` (an in-page anchor) makes it a link
     to that run's section.
@@ -42,8 +46,17 @@ def banner_html(finding: Finding, *, subject: str | None = None, link: str | Non
         f'letter-spacing: 0.04em;">{html.escape(label)}{about}</div>'
         f'<div class="leaklens-headline" style="color: {HEADLINE_COLOUR}; font-size: 1.1rem; margin-top: 0.2rem;">'
         f"{html.escape(finding.headline)}</div>"
+        f"{_numbers_html(finding)}"
         "</div>"
     )
+
+
+def _numbers_html(finding: Finding) -> str:
+    """The numbers line, its terms glossed on hover; nothing when the finding has none."""
+    if not finding.numbers.strip():
+        return ""
+    return (f'<div class="leaklens-numbers" style="color: {NUMBERS_COLOUR}; font-size: 0.85rem; '
+            f'margin-top: 0.3rem;">{gloss_html(finding.numbers)}</div>')
 
 
 def finding_details_html(finding: Finding) -> str:

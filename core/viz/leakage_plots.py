@@ -1,61 +1,97 @@
 """Figures for the loss-delta test: the study's tables as pictures, and per-problem losses.
 
-Pages and reports draw the same figures from a ``LeakageReport``; nothing here computes statistics.
+Pages and reports draw the same figures from a ``LeakageReport``; nothing here computes statistics. The
+series are neutral blues and greys: red, amber, green, grey and purple say a finding's level (the verdict
+banner) and nothing else.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import plotly.graph_objects as go
 
-from core.leakage.delta import DELTA2_THRESHOLD, LeakageReport
-from core.viz.style import CHANCE_COLOUR, MEMBER_COLOUR, NONMEMBER_COLOUR, PALETTE, plotly_text, style_figure
+from core.leakage.delta import DELTA2_THRESHOLD, DeltaStats, LeakageReport
+from core.viz.style import AXIS_COLOUR, CHANCE_COLOUR, NEUTRAL_COLOUR, plotly_text, style_figure
 
-TEST_COLOUR = MEMBER_COLOUR
-REF_COLOUR = NONMEMBER_COLOUR
-PASS_COLOUR = PALETTE[2]
-FAIL_COLOUR = MEMBER_COLOUR
+TEST_COLOUR = "#1f4e79"
+"""The benchmark's losses: dark blue."""
+REF_COLOUR = "#9ecae1"
+"""The reference set's losses: light blue, so the pair reads as one quantity measured twice."""
+DELTA2_COLOUR = NEUTRAL_COLOUR
 DIAGONAL_COLOUR = "#7f7f7f"
+TOP_LEGEND = {"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom"}
+
+
+def model_name(spec: str) -> str:
+    """A model as a chart labels it: a local folder by its name (never the whole path), a hub id or bundled name
+    as given; escaped for Plotly."""
+    short = Path(spec).name if spec.startswith(("/", "./", "../", "~")) and Path(spec).name else spec
+    return plotly_text(short)
+
+
+def _groups(report: LeakageReport) -> list[tuple[str, DeltaStats]]:
+    """(x label, stats) per bar group: each model's base model (once) just before the model itself."""
+    groups: list[tuple[str, DeltaStats]] = []
+    for m in report.models:
+        if m.base_stats is not None:
+            label = f"{model_name(m.base_model or 'base')} (base)"
+            if label not in [g for g, _ in groups]:
+                groups.append((label, m.base_stats))
+        groups.append((model_name(m.model), m.stats))
+    return groups
 
 
 def delta_bars(report: LeakageReport) -> go.Figure:
-    """Grouped bars of L_test and L_ref per model, each group labelled with its Δ and 95% CI."""
-    models = [plotly_text(m.model) for m in report.models]
+    """Grouped bars of the mean loss on the benchmark and on the reference set per model (a model's base model
+    beside it, so the bars show how each set's loss moved), each group labelled with Δ and its 95% CI."""
+    groups = _groups(report)
+    labels = [label for label, _ in groups]
     fig = go.Figure()
-    fig.add_bar(name=f"L_test ({plotly_text(report.test_name)})", x=models, y=[m.stats.l_test for m in report.models],
-                marker_color=TEST_COLOUR)
-    fig.add_bar(name=f"L_ref ({plotly_text(report.ref_name)})", x=models, y=[m.stats.l_ref for m in report.models],
-                marker_color=REF_COLOUR)
-    top = max(max(m.stats.l_test, m.stats.l_ref) for m in report.models)
-    for label, m in zip(models, report.models):
-        lo, hi = m.stats.ci
-        fig.add_annotation(x=label, y=max(m.stats.l_test, m.stats.l_ref), yshift=18, showarrow=False,
-                           font={"size": 14}, text=f"Δ = {m.stats.delta:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+    fig.add_bar(name=f"benchmark: {plotly_text(report.test_name)}", x=labels, y=[s.l_test for _, s in groups],
+                marker_color=TEST_COLOUR, hovertemplate="%{x}<br>benchmark loss %{y:.3f}<extra></extra>")
+    fig.add_bar(name=f"reference: {plotly_text(report.ref_name)}", x=labels, y=[s.l_ref for _, s in groups],
+                marker_color=REF_COLOUR, hovertemplate="%{x}<br>reference loss %{y:.3f}<extra></extra>")
+    top = max(max(s.l_test, s.l_ref) for _, s in groups)
+    for label, s in groups:
+        lo, hi = s.ci
+        fig.add_annotation(x=label, y=max(s.l_test, s.l_ref), yshift=8, yanchor="bottom", showarrow=False,
+                           font={"size": 14, "color": CHANCE_COLOUR},
+                           text=f"Δ = {s.delta:+.3f}<br><span style='font-size:12px'>95% CI {lo:+.3f} to "
+                                f"{hi:+.3f}</span>")
     style_figure(
-        fig, height=460, barmode="group", title="Loss on solution tokens: benchmark vs reference",
-        yaxis={"title": {"text": "mean loss (nats per token)"}, "range": [0, top * 1.18]},
-        legend={"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom"},
+        fig, height=460, barmode="group", title="Loss per solution token: benchmark vs reference (lower = easier)",
+        yaxis={"title": {"text": "mean loss (nats per token)"}, "range": [0, top * 1.3]}, legend=TOP_LEGEND,
     )
     fig.update_xaxes(showgrid=False)
     return fig
 
 
 def delta2_bars(report: LeakageReport, threshold: float = DELTA2_THRESHOLD) -> go.Figure:
-    """Δ² = Δ_model − Δ_base per model with a base; bars below the threshold line are red."""
+    """Δ² = Δ_model − Δ_base per model with a base, with its 95% interval, the zero line and the study's
+    threshold (a dashed line labelled beside it). Each bar's value and interval are written under it, where
+    the interval's whisker cannot cross them."""
     rows = [m for m in report.models if m.delta2 is not None]
-    labels = [f"{plotly_text(m.model)}<br>vs {plotly_text(m.base_model or '')}" for m in rows]
-    values = [m.delta2 for m in rows]
-    lows = [m.delta2 - m.delta2_ci[0] if m.delta2_ci else 0.0 for m in rows]
-    highs = [m.delta2_ci[1] - m.delta2 if m.delta2_ci else 0.0 for m in rows]
+    values = [float(m.delta2) for m in rows]
+    lows = [m.delta2_ci[0] if m.delta2_ci else v for m, v in zip(rows, values)]
+    highs = [m.delta2_ci[1] if m.delta2_ci else v for m, v in zip(rows, values)]
+    labels = [f"{model_name(m.model)} vs {model_name(m.base_model or '')}<br><b>Δ² = {v:+.3f}</b><br>"
+              f"95% CI {lo:+.3f} to {hi:+.3f}" for m, v, lo, hi in zip(rows, values, lows, highs)]
     fig = go.Figure()
-    fig.add_bar(x=labels, y=values, marker_color=[FAIL_COLOUR if v < threshold else PASS_COLOUR for v in values],
-                error_y={"type": "data", "symmetric": False, "array": highs, "arrayminus": lows},
-                text=[f"{v:+.4f}" for v in values], textposition="outside", name="Δ²")
+    fig.add_bar(x=labels, y=values, marker_color=DELTA2_COLOUR, name="Δ²", width=0.5,
+                error_y={"type": "data", "symmetric": False, "array": [h - v for h, v in zip(highs, values)],
+                         "arrayminus": [v - lo for v, lo in zip(values, lows)], "color": CHANCE_COLOUR},
+                hovertemplate="Δ² %{y:+.3f}<extra></extra>")
+    ends = [0.0, threshold, *values, *lows, *highs]
+    span = (max(ends) - min(ends)) or abs(threshold) or 0.05
+    fig.add_hline(y=0, line_color=AXIS_COLOUR, line_width=1)
     fig.add_hline(y=threshold, line_dash="dash", line_color=CHANCE_COLOUR, annotation_font_color=CHANCE_COLOUR,
-                  annotation_text=f"threshold {threshold:+.3f}", annotation_position="bottom right")
-    fig.update_traces(error_y_color=CHANCE_COLOUR, textfont_color=CHANCE_COLOUR)
-    style_figure(fig, height=440, title="Δ² = Δ_model − Δ_base (lower = more benchmark text in fine-tuning)",
-                 yaxis={"title": {"text": "Δ² (nats)"}}, showlegend=False)
+                  annotation_text=f"study's threshold {threshold:+.3f}", annotation_position="bottom right")
+    style_figure(fig, height=440, title="Δ² = Δ_model − Δ_base (below zero: fine-tuning made the benchmark easier)",
+                 yaxis={"title": {"text": "Δ² (nats per token)"},
+                        "range": [min(ends) - 0.2 * span, max(ends) + 0.2 * span]},
+                 showlegend=False)
     fig.update_xaxes(showgrid=False)
     return fig
 
@@ -74,7 +110,7 @@ def problem_scatter(report: LeakageReport, model: str) -> go.Figure:
         ids = [plotly_text(p.task_id) for p in losses.test]
         fig.add_scatter(x=x, y=y, mode="markers", name="problem", text=ids, marker={"color": TEST_COLOUR},
                         hovertemplate="%{text}<br>L_ref %{x:.3f}<br>L_test %{y:.3f}<extra></extra>")
-        title = f"Per-problem loss, {plotly_text(model)}"
+        title = f"Per-problem loss, {model_name(model)}"
         x_title, y_title = "L_ref (reference problem)", "L_test (paired benchmark problem)"
     else:
         qs = np.linspace(0, 1, max(len(losses.test), len(losses.ref)))
@@ -82,14 +118,14 @@ def problem_scatter(report: LeakageReport, model: str) -> go.Figure:
         fig.add_scatter(x=x, y=y, mode="markers", name="quantile", marker={"color": TEST_COLOUR},
                         customdata=qs * 100,
                         hovertemplate="quantile %{customdata:.0f}%<br>L_ref %{x:.3f}<br>L_test %{y:.3f}<extra></extra>")
-        title = f"Loss quantiles (unpaired sets), {plotly_text(model)}"
+        title = f"Loss quantiles (unpaired sets), {model_name(model)}"
         x_title, y_title = "L_ref quantile", "L_test quantile"
     lo = float(min(np.min(x), np.min(y)))
     hi = float(max(np.max(x), np.max(y)))
     pad = 0.05 * (hi - lo or 1.0)
-    fig.add_scatter(x=[lo - pad, hi + pad], y=[lo - pad, hi + pad], mode="lines", name="L_test = L_ref",
+    fig.add_scatter(x=[lo - pad, hi + pad], y=[lo - pad, hi + pad], mode="lines",
+                    name="L_test = L_ref (below it: the benchmark was easier)",
                     line={"dash": "dash", "color": DIAGONAL_COLOUR}, hoverinfo="skip")
     style_figure(fig, height=480, title=title, xaxis={"title": {"text": x_title}},
-                 yaxis={"title": {"text": y_title}},
-                 legend={"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom"})
+                 yaxis={"title": {"text": y_title}}, legend=TOP_LEGEND)
     return fig

@@ -1,5 +1,6 @@
 """Side-by-side HTML for one probe: the prefix, the ground truth and the model's completion, with the
-characters the completion gets right highlighted. All text is escaped."""
+characters the completion gets right highlighted. All text is escaped. Neutral colours only: a reproduced option
+is not a verdict (red, amber, green, grey and purple belong to the finding levels)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from core.mcq.match import highlight_html, matching_mask
 STYLE = (
     "<style>.mcq-probe{border-collapse:collapse;width:100%;font-size:0.9rem}"
     ".mcq-probe td,.mcq-probe th{border:1px solid #ddd;padding:4px 8px;vertical-align:top;text-align:left}"
-    ".mcq-probe mark.match{background:#ffd7a8;padding:0}.mcq-probe .ok{color:#1a7f37;font-weight:600}"
-    ".mcq-probe .no{color:#b42318}.mcq-probe pre{white-space:pre-wrap;margin:0;font-family:inherit}</style>"
+    ".mcq-probe mark.match{background:#cfe3f6;padding:0}.mcq-probe .ok{color:#1f4e79;font-weight:700}"
+    ".mcq-probe .no{color:#8a96a0}.mcq-probe pre{white-space:pre-wrap;margin:0;font-family:inherit}</style>"
 )
 PREFIX_TAIL = 120
 """Characters of the prefix shown before the cut (the full question stays in the table above)."""
@@ -41,4 +42,7 @@ def question_html(result: QuestionResult) -> str:
     head = ("<tr><th>Option</th><th>Prefix (end)</th><th>Ground truth</th><th>Model completion</th>"
             "<th>Next token</th><th>Exact</th><th>Similarity</th></tr>")
     rows = "".join(probe_row(p, result.question.letters[p.probe.option_index]) for p in result.probes)
-    return f'{STYLE}<table class="mcq-probe">{head}{rows}</table>'
+    note = ('<caption style="caption-side:bottom;text-align:left;color:#5b6670;font-size:0.8rem;padding-top:4px">'
+            '<mark class="match">Highlighted</mark>: characters the model\'s completion shares with the ground truth '
+            '· ✓ reproduced · ✗ not reproduced</caption>')
+    return f'{STYLE}<table class="mcq-probe">{note}{head}{rows}</table>'

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from core.data.demo import dataset_label
 from core.membership.benchmark import BenchmarkResult
 from core.stats.metrics import MetricResult
 from core.viz.style import (
@@ -42,13 +43,15 @@ AUROC_COLOURSCALE = "RdBu_r"
 def column_labels(results: Sequence[BenchmarkResult], *, with_model: bool | None = None) -> list[str]:
     """One distinct name per run for heatmap columns and pickers.
 
-    The dataset, with the model when several models are shown (or ``with_model`` says so); runs that would still
-    share a name (a sample and the full file, say) get their size, then their run id. Plotly merges equal category
-    names into one column, which would silently show one run's numbers under both.
+    The dataset as people call it (a demo's title), with the model when several models are shown (or
+    ``with_model`` says so); runs that would still share a name (a sample and the full file, say) get their size,
+    then their run id. Plotly merges equal category names into one column, which would silently show one run's
+    numbers under both.
     """
     if with_model is None:
         with_model = len({r.model for r in results}) > 1
-    labels = [f"{r.dataset} · {r.model}" if with_model else r.dataset for r in results]
+    names = [dataset_label(r.dataset) for r in results]
+    labels = [f"{name} · {r.model}" if with_model else name for name, r in zip(names, results)]
     for suffix in (lambda r: f"n={r.n}", lambda r: f"run {r.run_id[:8]}"):
         counts = Counter(labels)
         labels = [f"{label} · {suffix(r)}" if counts[label] > 1 else label for label, r in zip(labels, results)]
@@ -115,10 +118,13 @@ def auroc_heatmap(results: Sequence[BenchmarkResult]) -> go.Figure:
         )
     )
     title = "AUROC by method and dataset (0.5 = chance)"
-    width, height = heatmap_size(y, columns, title=title)
+    # Column names on top, next to the title and right above their cells (a long list of methods would put them
+    # far below), each part of "data · model" on a line of its own so a column is no wider than its longest part.
+    ticks = [plotly_text(c).replace(" · ", "<br>") for c in columns]
+    width, height = heatmap_size(y, ticks, title=title)
     style_figure(figure, height=height, width=width, title=title)
     figure.update_yaxes(autorange="reversed", showgrid=False)
-    figure.update_xaxes(showgrid=False, side="bottom")
+    figure.update_xaxes(showgrid=False, side="top", tickvals=columns, ticktext=ticks)
     return figure
 
 
@@ -159,7 +165,8 @@ def auroc_bars(result: BenchmarkResult) -> go.Figure:
     figure = go.Figure(bar)
     _reference_lines(figure, result.blind_baseline, horizontal)
     value_axis = {"title": {"text": "AUROC (0.5 = chance)"}, "range": [0.0, 1.05]}
-    title = f"{plotly_text(result.dataset)} · {plotly_text(result.model)}: AUROC with 95% CI (n={result.n})"
+    name = plotly_text(dataset_label(result.dataset))
+    title = f"{name} · {plotly_text(result.model)}: AUROC with 95% CI (n={result.n})"
     if horizontal:
         style_figure(figure, height=max(300, 30 * len(rows) + 150), title=title, showlegend=False, xaxis=value_axis)
         figure.update_yaxes(autorange="reversed", showgrid=False)  # first method on top, baseline last
@@ -242,7 +249,7 @@ def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> g
     style_figure(
         figure,
         height=600 + 22 * legend_rows,  # the square keeps its size however many curves are listed below it
-        title=f"ROC curves · {plotly_text(result.dataset)} · {plotly_text(result.model)}",
+        title=f"ROC curves · {plotly_text(dataset_label(result.dataset))} · {plotly_text(result.model)}",
         xaxis={"title": {"text": "false-positive rate"}, "range": [0, 1], "constrain": "domain"},
         yaxis={
             "title": {"text": "true-positive rate"},

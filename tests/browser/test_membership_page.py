@@ -10,7 +10,16 @@ import re
 
 import pytest
 
-from tests.browser.helpers import exception_texts, open_page, wait_for_streamlit, wait_until_partly_done
+from tests.browser.helpers import (
+    PRESENT_SWITCH,
+    assert_verdict_in_viewport,
+    choose_option,
+    exception_texts,
+    open_page,
+    visible_inputs,
+    wait_for_streamlit,
+    wait_until_partly_done,
+)
 
 pytestmark = pytest.mark.browser
 N_TEXTS = 240  # of WikiMIA's 250, with every standard method: several seconds on the tiny model
@@ -57,3 +66,29 @@ def test_cancel_stops_the_run_says_how_far_it_got_and_run_again_resumes(app_url,
         " return r.top > 40 && r.top < 120; }", timeout=10_000,
     )
     page.screenshot(path=str(screenshot_dir / "membership_resumed_1440x900.png"))
+
+
+def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(app_url, browser_page, screenshot_dir):
+    """README tour step 2 on the shipped demo: the verdict is on screen when the run ends (result first), and the
+    same page in Present mode shows the verdict with no input widget."""
+    page = browser_page
+    open_page(page, f"{app_url}/Membership_benchmark")
+    choose_option(page, "Dataset: ready example", "Famous vs fresh passages (demo)")
+    page.get_by_role("button", name="Run benchmark").click()
+    wait_for_streamlit(page, timeout_ms=300_000)
+    assert exception_texts(page) == []
+    assert_verdict_in_viewport(page)
+    page.screenshot(path=str(screenshot_dir / "membership_tour_1440x900.png"))
+
+    page.locator(PRESENT_SWITCH).get_by_text("Present").click()  # the switch, with the result on the page
+    wait_for_streamlit(page)
+    assert "present=1" in page.url
+    assert_verdict_in_viewport(page)
+    assert visible_inputs(page) == []
+    page.screenshot(path=str(screenshot_dir / "membership_present_1440x900.png"))
+
+    open_page(page, f"{app_url}/Membership_benchmark?present=1")  # a shared link opens the same way
+    assert visible_inputs(page) == []
+    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
+    wait_for_streamlit(page)
+    assert "present" not in page.url and "Run benchmark" in visible_inputs(page)

@@ -1,4 +1,5 @@
-"""Real-browser test of the Overlap search page: search a built index, heatmap and highlighted matches."""
+"""Real-browser tests of the Overlap search page: search a built index and see the highlighted matches; the README
+tour step (build the demo index, search it with the demo test set) leaves each outcome in view."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ import pytest
 from core.overlap.backends import get_backend
 from core.overlap.indexing import build_index
 from core.overlap.sources import TrainingSource
-from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+from tests.browser.helpers import (
+    PRESENT_SWITCH,
+    assert_verdict_in_viewport,
+    exception_texts,
+    full_page_screenshot,
+    open_page,
+    visible_inputs,
+    wait_for_streamlit,
+)
 from tests.browser.server import streamlit_server
 from tests.overlap.corpus import Corpus, write_corpus
 
@@ -58,3 +67,53 @@ def test_search_shows_heatmap_and_highlighted_matches(overlap_app, browser_page,
     assert (results / "contamination_report.tsv").is_file()
     page.locator(".ll-pair").first.scroll_into_view_if_needed()
     full_page_screenshot(page, str(screenshot_dir / "overlap_search.png"))
+
+
+@pytest.fixture(scope="module")
+def fresh_overlap_app(tmp_path_factory) -> Iterator[str]:
+    """A server with an empty cache: no index yet, as on a fresh clone."""
+    cache = tmp_path_factory.mktemp("overlap_fresh_cache")
+    with streamlit_server(tmp_path_factory.mktemp("overlap_fresh_log"), LEAKLENS_CACHE=str(cache)) as url:
+        yield url
+
+
+def _in_viewport(page, selector: str) -> dict:
+    box = page.evaluate(
+        "(sel) => { const e = document.querySelector(sel); if (!e) return null; const r = e.getBoundingClientRect();"
+        " return {top: r.top, bottom: r.bottom, height: window.innerHeight}; }", selector)
+    assert box is not None and box["top"] >= 0 and box["bottom"] <= box["height"], (selector, box)
+    return box
+
+
+def test_tour_step_leaves_each_outcome_in_view_and_present_mode_shows_no_input(fresh_overlap_app, browser_page,
+                                                                                 screenshot_dir: Path):
+    """README tour step 5 on the shipped demo: the build's outcome, then the search's verdict, are on screen when
+    each ends (result first), and Present mode shows the verdict with no input widget."""
+    page = browser_page
+    open_page(page, f"{fresh_overlap_app}/Overlap_search")
+    assert exception_texts(page) == []
+    page.get_by_label("Index name").fill("demo")
+    page.get_by_role("button", name="Build index").click()
+    wait_for_streamlit(page)
+    assert exception_texts(page) == []
+    page.wait_for_selector(".st-key-overlap_built", timeout=60_000)
+    page.wait_for_timeout(600)
+    _in_viewport(page, ".st-key-overlap_built")
+    assert "Built demo: 60 documents" in page.locator(".st-key-overlap_built").inner_text()
+    page.screenshot(path=str(screenshot_dir / "overlap_tour_built_1440x900.png"))
+
+    page.get_by_role("tab", name="Search").click()
+    page.get_by_role("button", name="Search", exact=True).click()
+    wait_for_streamlit(page)
+    assert exception_texts(page) == []
+    assert_verdict_in_viewport(page)
+    assert page.locator(".st-key-overlap_built").count() == 0  # the verdict is the news now
+    assert "share text with the training data" in page.locator(".leaklens-finding").first.inner_text()
+    page.screenshot(path=str(screenshot_dir / "overlap_tour_1440x900.png"))
+
+    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
+    wait_for_streamlit(page)
+    assert "present=1" in page.url
+    assert_verdict_in_viewport(page)
+    assert visible_inputs(page) == []
+    page.screenshot(path=str(screenshot_dir / "overlap_present_1440x900.png"))

@@ -1,7 +1,9 @@
-"""Real-browser test of the Results page: stored runs render as a heatmap and a ROC overlay."""
+"""Real-browser tests of the Results page: it opens on the most recent run with its verdict in view, lists every
+finished run once as a verdict card, compares methods in a heatmap, and exports a report that opens offline."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,54 +11,123 @@ import pytest
 
 from core.data.labelled import load_labelled_dataset
 from core.data.problems import ProblemSet, builtin_problems
+from core.data.text_sets import load_text_set
+from core.inference.run import run_dataset_inference
 from core.leakage.delta import ModelRequest
 from core.leakage.run import run_leakage_test
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.store.results import ResultStore
-from tests.browser.helpers import exception_texts, full_page_screenshot, open_page, wait_for_streamlit
+from tests.browser.helpers import (
+    PRESENT_SWITCH,
+    assert_verdict_in_viewport,
+    exception_texts,
+    full_page_screenshot,
+    open_page,
+    visible_inputs,
+    wait_for_streamlit,
+)
 from tests.browser.server import streamlit_server
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
+TOUR_DATA = "Famous vs fresh passages (demo)"
+CARD = ".leaklens-card"
 
 
 @pytest.fixture(scope="module")
 def results_app_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
-    """A server of its own whose results store holds two finished runs (the shared server uses the user's)."""
+    """A server of its own whose store holds two membership runs, a dataset inference (its scores a membership
+    run of their own) and, most recent, README tour step 2's run from the command line."""
+    from core.cli import main
+
     store_path = tmp_path_factory.mktemp("browser_results") / "results.sqlite"
     store = ResultStore(store_path)
     methods = parse_methods(["loss", "zlib", "min_k:k=20", "min_k_pp:k=20"])
     for name in ("wikimia_length128.parquet", "booktection_sample.csv"):
         dataset = load_labelled_dataset(str(DATA / name), limit=24)
         run_membership_benchmark(dataset, "tiny-random", methods, store=store, load_model=lambda spec: tiny_lm)
+    wikimia = str(DATA / "wikimia_length128.parquet")
+    run_dataset_inference(load_text_set(wikimia, where=("label", "1"), limit=16),
+                          load_text_set(wikimia, where=("label", "0"), limit=16), "tiny-random",
+                          parse_methods(["loss", "zlib"]), n_splits=3, store=store, load_model=lambda spec: tiny_lm)
+    time.sleep(0.05)
+    assert main(["mia", "--dataset", "demo:famous-vs-fresh", "--model", "tiny-random", "--limit", "20",
+                 "--methods", "loss", "zlib", "min_k", "min_k_pp", "slope", "slope:adjust=mean", "slope:adjust=z",
+                 "--store", str(store_path)]) == 0  # README tour step 2's command (one pass per text)
     with streamlit_server(tmp_path_factory.mktemp("browser_results_log"), LEAKLENS_STORE=str(store_path)) as url:
         yield url
 
 
-def test_results_page_renders_heatmap_and_roc(results_app_url, browser_page, screenshot_dir):
+def test_tour_step_opens_on_the_most_recent_run_with_its_verdict_in_view(results_app_url, browser_page,
+                                                                          screenshot_dir):
+    """README tour step 7 ("every stored run, from the dashboard or the command line"): the page opens on the run
+    just made from the command line with its verdict on the first screen, at 1440x900 and 1280x720; every
+    finished run is one card (the dataset inference's scores are not a second one); Present mode shows no input."""
+    page = browser_page
+    for width, height in ((1280, 720), (1440, 900)):
+        page.set_viewport_size({"width": width, "height": height})
+        open_page(page, f"{results_app_url}/Results")
+        assert exception_texts(page) == []
+        box = assert_verdict_in_viewport(page)
+        assert box["height"] == height
+        heading = page.locator('[data-testid="stHeading"]').filter(has_text=TOUR_DATA).first
+        assert heading.is_visible() and heading.bounding_box()["y"] < box["top"]
+        page.screenshot(path=str(screenshot_dir / f"results_{width}x{height}.png"))
+    cards = page.locator(CARD)
+    assert cards.count() == 4  # two membership runs, the dataset inference, the tour's run
+    assert "shown above" in cards.first.inner_text() and TOUR_DATA in cards.first.inner_text()
+    texts = cards.all_inner_texts()
+    assert sum("Dataset inference" in t for t in texts) == 1
+    assert sum("Membership benchmark · wikimia" in t for t in texts) == 1
+    full_page_screenshot(page, str(screenshot_dir / "results_full_1440.png"))
+
+    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
+    wait_for_streamlit(page)
+    assert "present=1" in page.url
+    assert_verdict_in_viewport(page)
+    assert visible_inputs(page) == []
+    assert page.locator(CARD).count() == 4  # the verdicts stay; the Open buttons, filters and downloads go
+    page.screenshot(path=str(screenshot_dir / "results_present_1440x900.png"))
+
+
+def test_a_card_opens_its_run_and_the_heatmap_labels_sit_above_their_cells(results_app_url, browser_page,
+                                                                            screenshot_dir):
     page = browser_page
     open_page(page, f"{results_app_url}/Results")
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .heatmaplayer').length == 1", timeout=60_000)
     assert exception_texts(page) == []
     body = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Methods × datasets" in body and "Stored runs" in body
-    heatmap_text = page.locator(".js-plotly-plot").first.inner_text()
-    assert "wikimia_length128.parquet" in heatmap_text and "booktection_sample.csv" in heatmap_text
-    assert "Blind baseline" in heatmap_text
-    assert page.locator(".js-plotly-plot .heatmaplayer").count() == 1
+    assert "Compare methods" in body and "All runs" in body
+    heatmap = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer")).first
+    heatmap.scroll_into_view_if_needed()
+    heatmap_text = heatmap.inner_text()
+    for name in ("wikimia_length128.parquet", "booktection_sample.csv", TOUR_DATA, "Blind baseline"):
+        assert name in heatmap_text
+    assert "vs" not in heatmap_text.replace("Famous vs fresh", "")  # the inference's scores are no column
+    # column names on top: right under the title, above the first row of cells
+    labels_bottom = page.evaluate("() => Math.max(...[...document.querySelectorAll('.heatmaplayer')].flatMap(h =>"
+                                  " [...h.closest('.js-plotly-plot').querySelectorAll('.xtick text')])"
+                                  ".map(e => e.getBoundingClientRect().bottom))")
+    cells_top = heatmap.locator(".heatmaplayer").bounding_box()["y"]
+    assert labels_bottom <= cells_top + 2
+    heatmap.screenshot(path=str(screenshot_dir / "results_heatmap.png"))
+
+    card = page.locator('[data-testid="stHorizontalBlock"]').filter(has=page.locator(CARD, has_text="wikimia")).last
+    card.get_by_role("button", name="Open").click()
+    wait_for_streamlit(page)
+    assert exception_texts(page) == []
+    assert_verdict_in_viewport(page)  # brought up to the opened run, wherever the list had been scrolled to
+    assert "opened from the list below" in page.locator('[data-testid="stMain"]').inner_text()
+    page.get_by_text("Tables and further charts").first.click()
+    wait_for_streamlit(page)
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .legendtext').length >= 3", timeout=60_000)
     roc_legends = page.locator(".js-plotly-plot .legendtext").all_text_contents()
     assert any(t.startswith("chance") for t in roc_legends)
     assert any(t.startswith("Blind baseline") for t in roc_legends)
-    page.screenshot(path=str(screenshot_dir / "results_1440x900.png"))
-    # Streamlit scrolls inside its own container, so a tall viewport is what captures the whole page.
-    page.set_viewport_size({"width": 1440, "height": 2300})
-    page.wait_for_timeout(1500)
-    roc = page.locator(".js-plotly-plot").nth(2)
-    assert roc.bounding_box()["y"] + roc.bounding_box()["height"] <= 2300
-    page.screenshot(path=str(screenshot_dir / "results_full_1440.png"))
+    page.screenshot(path=str(screenshot_dir / "results_opened_1440x900.png"))
 
 
 @pytest.fixture(scope="module")
@@ -73,13 +144,11 @@ def delta_results_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
 def test_a_stored_loss_delta_comparison_opens_with_its_verdict(delta_results_url, browser_page, screenshot_dir):
     page = browser_page
     open_page(page, f"{delta_results_url}/Results")
-    page.locator('[data-testid="stRadio"]').get_by_text("Loss delta", exact=True).click()
-    wait_for_streamlit(page)
     page.wait_for_selector(".leaklens-finding", timeout=60_000)
     assert exception_texts(page) == []
     assert "LeakLens built-in reference vs fresh set" in page.locator('[data-testid="stMain"]').inner_text()
-    banner = page.locator(".leaklens-finding").first.bounding_box()
-    assert banner is not None and banner["y"] + banner["height"] <= 900  # the verdict on the first screen
+    assert_verdict_in_viewport(page)  # the verdict on the first screen
+    assert page.locator(CARD).count() == 1  # the comparison; its problem-set runs are parts of it
     page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
     assert "Δ = " in page.locator(".js-plotly-plot").first.inner_text()
     page.screenshot(path=str(screenshot_dir / "results_loss_delta_1440x900.png"))
@@ -96,7 +165,8 @@ _REPORT_LAYOUT_JS = """() => {
     return {
       title: (plot.querySelector('.g-gtitle text') || {}).textContent || '',
       clipped: labels.filter(e => !inside(e.getBoundingClientRect(), frame)).map(e => e.textContent),
-      lines: [...plot.querySelectorAll('.scatterlayer .trace .js-line')].map(e => getComputedStyle(e).stroke),
+      lines: [...plot.querySelectorAll('.scatterlayer .trace .js-line')]
+        .map(e => [getComputedStyle(e).stroke, getComputedStyle(e).strokeDasharray]),
       bars: [...new Set(bars)],
       heatmap: plot.querySelectorAll('.heatmaplayer image').length,
     };
@@ -105,44 +175,49 @@ _REPORT_LAYOUT_JS = """() => {
 
 
 def test_exported_report_reads_as_a_report(results_app_url, browser_page, screenshot_dir, tmp_path):
-    """The Results page's HTML export, opened offline: the finding on top, labels inside, colours on every line."""
+    """The Results page's report of the listed runs, opened offline: every run once, its verdict on top, labels
+    inside, colours on every line."""
     page = browser_page
     open_page(page, f"{results_app_url}/Results")
     with page.expect_download(timeout=120_000) as download:
-        page.get_by_role("button", name="Report (self-contained HTML)").click()
+        page.get_by_role("button", name="Report of the 4 listed runs (HTML)").click()
     report = tmp_path / "leaklens_report.html"
     download.value.save_as(report)
     text = report.read_text(encoding="utf-8")
-    assert text.startswith("<!DOCTYPE html>") and text.count('class="leaklens-finding"') == 2
+    # four runs, four banners: the dataset inference once, its scores inside it
+    assert text.startswith("<!DOCTYPE html>") and text.count('class="leaklens-finding"') == 4
 
     page.context.set_offline(True)  # a report that needs the network would fail to draw here
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(report.as_uri(), wait_until="load")
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 5", timeout=60_000)
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 10", timeout=60_000)
     page.wait_for_timeout(800)
     assert [url for url in requested if not url.startswith(("file:", "data:", "blob:"))] == []
 
-    # A first-time reader sees what was found before anything else: the verdict under the title, on screen.
+    # A first-time reader sees what was found before anything else: the verdicts under the title, on screen.
     first = page.locator("body > *").nth(1)
     assert first.get_attribute("class") == "findings"
     banner = page.locator(".leaklens-finding").first
     assert banner.bounding_box()["y"] + banner.bounding_box()["height"] < 400
+    assert TOUR_DATA in banner.inner_text()  # the most recent run first, as on the page
     assert banner.locator(".leaklens-headline").inner_text().strip()
+    assert sum(h.startswith("Dataset inference") for h in page.locator("h2").all_inner_texts()) == 1
 
     plots = page.evaluate(_REPORT_LAYOUT_JS)
-    assert len(plots) == 1 + 2 * 2  # heatmap across runs, then bars and ROC per run
+    assert len(plots) == 1 + 3 * 2 + 3  # the heatmap, bars and ROC per membership run, the inference's three
     assert plots[0]["heatmap"] == 1
     for plot in plots:
         assert plot["clipped"] == [], plot["title"]  # every tick label, legend entry and title inside the chart
     rocs = [p for p in plots if p["title"].startswith("ROC curves")]
-    assert len(rocs) == 2
+    assert len(rocs) == 3
     for roc in rocs:
-        curves = roc["lines"][:-1]  # the last line is the dotted chance diagonal, dark on purpose
-        assert len(curves) == len(set(curves)) >= 3, curves
-        assert not {"rgb(0, 0, 0)", "rgb(0, 0, 1)"} & set(curves)
+        curves = [tuple(line) for line in roc["lines"][:-1]]  # the last: the dotted chance diagonal, dark on purpose
+        assert len(curves) == len(set(curves)) >= 3, curves  # past the palette, a colour comes back dashed
+        assert len({colour for colour, _ in curves}) >= 3
+        assert not {"rgb(0, 0, 0)", "rgb(0, 0, 1)"} & {colour for colour, _ in curves}
     bars = [p for p in plots if "AUROC with 95% CI" in p["title"]]
-    assert len(bars) == 2 and all(len(p["bars"]) >= 2 for p in bars)  # methods blue, baseline grey
+    assert len(bars) == 3 and all(len(p["bars"]) >= 2 for p in bars)  # methods blue, baseline grey
 
     page.screenshot(path=str(screenshot_dir / "report_1440x900.png"))
     page.screenshot(path=str(screenshot_dir / "report_full_1440.png"), full_page=True)

@@ -16,7 +16,7 @@ from tests.ui.helpers import computed_for, stale_notes
 from ui.freshness import STALE_HEADLINE
 
 REPO = Path(__file__).resolve().parents[2]
-PAGE = str(REPO / "pages" / "1_Inspect_passage.py")
+PAGE = str(REPO / "pages" / "1_Inspect_a_passage.py")
 
 
 @pytest.fixture()
@@ -66,8 +66,10 @@ def test_pasted_passage_shows_curve_heatmap_and_every_score_card(page):
     captions = [c.value for c in app.caption]
     assert all(card_description(m) in captions for m in default_methods())
     summary = app.info[0].value
-    assert summary.startswith("**No verdict without calibration.**")
-    assert "the freshly written example scores" in summary
+    # One verdict (the banner): the scores section reads the banner's comparison, never "no verdict".
+    assert summary.startswith("**The verdict's comparison:**") and "No verdict" not in summary
+    # The built-in examples stay as a scale line, the passage's own example (this is the fresh one) left out.
+    assert any("this passage is the freshly written example, so it is not set beside itself" in c for c in captions)
     assert app.get("download_button")
 
 
@@ -283,10 +285,60 @@ def test_result_leads_with_the_passage_placed_among_fresh_passages(page):
     app = _analyse(page, "A lighthouse keeper on a windless island counted umbrellas left by passing ferries, "
                          "one for every week the sea stayed calm, until the count outgrew the shed.")
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
-    assert len(banners) == 1 and "freshly written passages of similar length" in banners[0]
-    assert [c.key for c in app.get("plotly_chart")][:1] == ["placement_Passage"]  # the verdict's chart comes first
+    # 30-odd tokens: too far from the shipped fresh passages' lengths (78+) to be placed among them (issue 26)
+    assert len(banners) == 1 and "no fresh passages of this length to compare with" in banners[0]
+    # No reading, so no chart carries one: the nearest passages come below, named for what they are (issue 26).
+    assert [c.key for c in app.get("plotly_chart")][:1] == ["placement_nearest_Passage"]
     # The calibration set was scored once for this model and kept: a second passage reuses it.
     (run,) = ResultStore().list_runs(FRESH_KIND)
     assert run.finished
     _analyse(app, "Another short passage written for this test about a clockmaker's patient apprentice.")
     assert len(ResultStore().list_runs(FRESH_KIND)) == 1
+
+
+def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(page):
+    """Issue 26: banner, chart and scores text use the same measure and the same fresh passages; the Gettysburg
+    example is not set beside itself; the run leaves Setup folded; the exports carry the verdict."""
+    import csv
+    import io
+
+    from ui.inspect import passage_verdict, scores_csv, token_csv
+
+    page.button(key="inspect_example_famous").click().run()
+    app = _analyse(page)
+    assert app.session_state["setup"] is False  # folded under the result
+    result = app.session_state["inspect_result"]
+    assert result.complete
+    placement = result.placements[0]
+    deciding = placement.deciding
+    finding = passage_verdict(result, 0)
+    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    assert len(banners) == 1 and f'data-level="{finding.level}"' in banners[0]
+    assert finding.level != "inconclusive"  # 116 tokens: enough fresh passages of similar length
+    # The chart under the banner: the deciding method, the same passages the banner counts.
+    (chart,) = [c for c in app.get("plotly_chart") if c.key == "placement_Passage"]
+    spec = json.loads(chart.proto.spec)
+    fresh, own = spec["data"]
+    assert len(fresh["x"]) == deciding.n_compared == placement.n_similar
+    low, high = placement.token_range
+    assert fresh["name"] == f"freshly written passages of {low}–{high} tokens ({deciding.n_compared})"
+    axis = spec["layout"]["xaxis"]["title"]["text"]
+    assert axis.startswith("perplexity" if deciding.method_key == "loss" else deciding.label)
+    # The scores section reads the same comparison, the deciding method first; no second verdict anywhere.
+    summary = app.info[0].value
+    assert f"against the {placement.n_similar} freshly written passages of similar length ({low}–{high} tokens)" \
+        in summary
+    assert f"The verdict reads {deciding.label}" in summary
+    shown = [m.value for m in app.markdown] + [i.value for i in app.info] + [c.value for c in app.caption]
+    assert not any("No verdict" in text for text in shown)
+    scale = [c.value for c in app.caption if c.value.startswith("For scale only")]
+    assert len(scale) == 1 and "this passage is the famous example (Gettysburg Address)" in scale[0]
+    assert "the famous example (Gettysburg Address) 1" not in scale[0]  # never its own number as a yardstick
+    # Exports: a report, and CSVs whose every row starts with the verdict, the model and the passage.
+    labels = [b.proto.label for b in app.get("download_button")]
+    assert labels == ["Report (HTML)", "Detector scores (CSV)", "Per-token table (CSV)"]
+    for text in (token_csv(result, [finding]), scores_csv(result, [finding])):
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert list(rows[0])[:4] == ["verdict", "verdict_headline", "model", "data"]
+        assert {(r["verdict"], r["model"], r["data"]) for r in rows} == {(finding.level, "tiny-random", "Passage")}
+

@@ -26,7 +26,7 @@ def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path
     app.radio(key="ld_ref_source").set_value("Local path").run()
     app.text_input(key="ld_ref_path").input(str(reference)).run()
     app.number_input(key="ld_limit").set_value(4).run()
-    assert app.multiselect(key="ld_models").value == ["tiny-random"]
+    assert any(m.value.startswith("Model: **tiny-random** (chosen in the sidebar") for m in app.caption)
     app.text_input(key="ld_base_0").input("tiny-random").run()
     app.button(key="ld_run").click().run()
     assert not app.exception, app.exception
@@ -62,7 +62,6 @@ def test_unpaired_run_and_bad_path_error(store_path, tmp_path, open_page):
     assert len(app.get("plotly_chart")) == 2  # no base model: no Δ² chart
 
 
-
 def test_a_changed_set_or_size_marks_the_report_out_of_date(store_path, open_page):
     app = open_page(PAGE)
     app.selectbox(key="ld_test_example").set_value("LeakLens built-in set").run()
@@ -71,8 +70,11 @@ def test_a_changed_set_or_size_marks_the_report_out_of_date(store_path, open_pag
     assert not app.exception, app.exception
     assert not app.error, [e.value for e in app.error]
     caption = computed_for(app)
-    assert "test set `builtin" in caption and "problems per set `3`" in caption and "models `tiny-random`" in caption
+    assert "test set `builtin" in caption and "problems per set `3`" in caption and "model `tiny-random`" in caption
     assert stale_notes(app) == []
+    assert not app.get("multiselect")  # no list of models of its own: the sidebar's model is the tested one
+    labels = [b.proto.label for b in app.get("download_button")]
+    assert labels == ["Report (HTML)", "Loss delta per model (CSV)", "Per-problem losses (CSV)"]
     app.number_input(key="ld_threshold").set_value(-0.05).run()  # a display threshold: the same report
     assert stale_notes(app) == []
     app.selectbox(key="ld_ref_example").set_value("HumanEval (offline)").run()
@@ -83,4 +85,7 @@ def test_a_changed_set_or_size_marks_the_report_out_of_date(store_path, open_pag
     assert "- problems per set: `3` → now `all`" in note
     assert app.dataframe  # the old report stays, marked
     app.text_input(key="ld_base_0").input("tiny-random").run()
-    assert "- base models: `none` → now `tiny-random → tiny-random`" in stale_notes(app)[0]
+    assert "- base model: `none` → now `tiny-random`" in stale_notes(app)[0]
+    app.sidebar.selectbox(key="model_picker").set_value("smollm2-135m").run()  # the one model of every page
+    assert "- model: `tiny-random` → now `smollm2-135m`" in stale_notes(app)[0]
+

@@ -6,7 +6,7 @@ from core.store.results import ResultStore
 from tests.ui.helpers import computed_for, stale_notes
 from ui.freshness import STALE_HEADLINE
 
-PAGE = "4_MCQ_memorization.py"
+PAGE = "4_MCQ_memorisation.py"
 
 
 def test_run_shows_distribution_summary_ranks_and_question_view(store_path, open_page):
@@ -105,3 +105,7 @@ def test_changed_settings_mark_the_shown_run_out_of_date(store_path, open_page):
     assert "- sample size: `2` → now `40`" in note and "- similarity threshold: `0.75` → now `0.5`" in note
     assert {m.label: m.value for m in app.metric}["Questions"] == "2"  # the old run, marked, not rerun
     assert len(ResultStore(store_path).list_runs("mcq")) == 1
+    labels = [b.proto.label for b in app.get("download_button")]
+    assert labels == ["Report (HTML)", "Per-question scores (CSV)", "Shuffled benchmark (JSONL)"]
+    app.sidebar.selectbox(key="model_picker").set_value("smollm2-135m").run()  # the one model of every page
+    assert "- model: `tiny-random` → now `smollm2-135m`" in stale_notes(app)[0]

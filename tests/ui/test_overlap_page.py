@@ -65,7 +65,7 @@ def test_build_search_and_highlight(page, tmp_path):
     _click(page, "Search")
     assert not page.exception, page.exception
     assert not page.error, [e.value for e in page.error]
-    report = page.dataframe[-1].value
+    report = page.dataframe[0].value
     assert list(report.columns) == ["eval_dataset", "plain"]
     assert 0.2 < float(report["plain"][0]) < 0.6
     assert len(page.get("plotly_chart")) == 1
@@ -91,8 +91,8 @@ def test_errors_are_messages(page, tmp_path):
     assert not page.exception
     assert "no field 'body'" in page.error[0].value and "'source'" in page.error[0].value
 
-    page.sidebar.radio(key="overlap_backend").set_value("elasticsearch").run()
-    page.sidebar.text_input(key="overlap_es_url").input("http://127.0.0.1:9").run()
+    page.radio(key="overlap_backend").set_value("elasticsearch").run()
+    page.text_input(key="overlap_es_url").input("http://127.0.0.1:9").run()
     assert not page.exception
     assert "unreachable at http://127.0.0.1:9" in page.error[0].value
 
@@ -103,7 +103,8 @@ def test_ready_examples_build_and_search_the_demo_without_typing_a_path(page, tm
     page.text_input(key="overlap_name").input("demo")
     _click(page, "Build index")
     assert not page.exception, page.exception
-    assert any("Built demo" in s.value for s in page.success)
+    (built,) = page.success  # the build's outcome, at the top of the page
+    assert built.value.startswith("Built demo: 60 documents")
     page.run()
     assert page.radio(key="overlap_test_source").value == "Ready example"
     assert page.selectbox(key="overlap_test_example").value == "Test set with planted copies (demo)"
@@ -111,10 +112,30 @@ def test_ready_examples_build_and_search_the_demo_without_typing_a_path(page, tm
     _click(page, "Search")
     assert not page.exception, page.exception
     assert not page.error, [e.value for e in page.error]
-    report = page.dataframe[-1].value
+    report = page.dataframe[0].value
     assert list(report.columns) == ["eval_dataset", "demo"]
     assert 0.0 < float(report["demo"][0]) < 1.0  # some items copied, some fresh
     assert "<b>test-" in _html(page) and "<mark class=\"ll-match\">" in _html(page)
+    # Result first: the search's verdict leads (the build's note has made way for it), under a heading naming
+    # the data by its title; the downloads are named for what they hold, and each CSV row starts with the verdict.
+    assert not page.success
+    assert page.subheader[0].value == "Test set with planted copies (demo) searched in demo"
+    labels = [b.proto.label for b in page.get("download_button")]
+    assert labels[:3] == ["Report (HTML)", "Overlap per test set and index (CSV)", "Overlap per test item (CSV)"]
+    assert all(label.endswith("(JSONL)") for label in labels[3:]) and len(labels) == 4
+    from core.overlap.finding import overlap_finding
+    from core.viz.csv_export import result_csv
+    from ui.overlap import item_rows, pair_rows
+
+    shown = page.session_state["overlap_result"]
+    finding = overlap_finding(shown.outcome.report)
+    csv_text = result_csv(pair_rows(shown.outcome), finding=finding, model=shown.model, data=shown.data)
+    header, row = csv_text.splitlines()
+    assert header == ("verdict,verdict_headline,model,data,test_set,training_set,items,items_matched,share_matched,"
+                      "mean_overlap")
+    assert row.startswith(f"{finding.level},") and ",no model (text search),Test set with planted" in row
+    items = item_rows(shown.outcome)
+    assert len(items) == 20 and items[0]["overlap"] == 1.0 and items[-1]["overlap"] == 0.0
 
 
 def test_no_training_set_is_a_message(page):

@@ -1,4 +1,5 @@
-"""AppTest of the Results page over a temporary store holding real (tiny-model) runs."""
+"""AppTest of the Results page over a temporary store holding real (tiny-model) runs: the most recent run opens
+with its verdict, every finished run is a verdict card (a dataset inference's scores are not a second one)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,23 @@ def _figure(app: AppTest, key_part: str) -> dict:
     return json.loads(charts[0].proto.spec)
 
 
+def _banners(app: AppTest) -> list[str]:
+    return [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+
+
+def _cards(app: AppTest) -> list[str]:
+    return [m.value for m in app.markdown if 'class="leaklens-card"' in m.value]
+
+
+def _runs_table(app: AppTest):
+    """The table of every stored run (the run-id table in Setup has no "finished" column)."""
+    return _table(app, "finished (UTC)")
+
+
+def _download_labels(app: AppTest) -> list[str]:
+    return [b.proto.label for b in app.get("download_button")]
+
+
 def _table(app: AppTest, column: str):
     """The one table with this column (dataframes without selection carry no key in AppTest)."""
     tables = [d.value for d in app.dataframe if column in d.value.columns]
@@ -60,7 +78,7 @@ def _table(app: AppTest, column: str):
 
 def test_results_page_shows_runs_heatmap_roc_and_exports(filled_store, monkeypatch):
     app = _page(filled_store, monkeypatch)
-    runs = app.dataframe[0].value
+    runs = _runs_table(app)
     assert len(runs) == 4
     assert set(runs["status"]) == {"finished", "interrupted", "running"}
     assert set(runs["kind"]) == {"mia", "mcq"}
@@ -76,16 +94,19 @@ def test_results_page_shows_runs_heatmap_roc_and_exports(filled_store, monkeypat
     roc = _figure(app, "results_roc")["data"]
     assert any(t["name"].startswith("Blind baseline") for t in roc)
     assert any(t["name"].startswith("Log-likelihood") for t in roc) and any(t["name"].startswith("zlib") for t in roc)
-    labels = [b.label for b in app.get("download_button")]
-    assert labels == ["AUROC table (CSV)", "Report (self-contained HTML)"]
+    assert _download_labels(app) == ["Report of this run (HTML)", "AUROC per detector (CSV)",
+                                     "Report of the 2 listed runs (HTML)", "AUROC of the listed membership runs (CSV)"]
+    assert len(_cards(app)) == 2  # the two finished runs; the unfinished ones are in the table
 
 
 def test_model_filter_and_empty_store(filled_store, monkeypatch, tmp_path):
     app = _page(filled_store, monkeypatch)
     app.multiselect(key="results_models").set_value(["other-model"]).run()
     assert not app.exception
-    assert list(app.dataframe[0].value["model"]) == ["other-model"]
-    assert any("No finished membership benchmark run" in i.value for i in app.info)
+    assert list(_runs_table(app)["model"]) == ["other-model"]
+    assert any("No finished run matches the filters" in i.value for i in app.info)
+    assert _cards(app) == [] and _banners(app) == []
+    assert all(b.proto.disabled for b in app.get("download_button"))
 
     empty = _page(tmp_path / "empty.sqlite", monkeypatch)
     assert any("No stored runs yet" in i.value for i in empty.info)
@@ -104,21 +125,31 @@ def test_deleting_a_run_needs_an_explicit_tick(filled_store, monkeypatch):
     assert {r.run_id for r in store.list_runs()} == before - {doomed}
 
 
-def test_selected_run_leads_with_its_finding_and_export_follows_the_chosen_runs(filled_store, monkeypatch):
-    from core.membership.benchmark import latest_per_dataset, stored_results
+def test_the_most_recent_run_opens_first_and_a_card_opens_another(filled_store, monkeypatch):
+    from core.membership.benchmark import result_from_store
     from core.membership.finding import membership_finding
 
     app = _page(filled_store, monkeypatch)
-    results = latest_per_dataset(stored_results(ResultStore(filled_store)))
-    chosen = results[app.selectbox(key="results_dataset").value]
-    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
-    assert len(banners) == 1 and html.escape(membership_finding(chosen).headline) in banners[0]
-    export = app.multiselect(key="results_export_runs")
-    assert export.value == list(range(len(results)))  # every run by default
-    assert not any(b.proto.disabled for b in app.get("download_button"))
-    export.set_value([]).run()
+    store = ResultStore(filled_store)
+    newest, older = sorted((r for r in store.list_runs("mia") if r.finished), key=lambda r: -r.finished_at)
+    (banner,) = _banners(app)
+    assert html.escape(membership_finding(result_from_store(store, newest)).headline) in banner
+    assert any("the most recent run" in c.value for c in app.caption)
+    cards = _cards(app)
+    assert newest.run_id in cards[0] and "shown above" in cards[0] and older.run_id in cards[1]
+    assert [b.key for b in app.button if b.key.startswith("results_open_")] == [f"results_open_{older.run_id}"]
+
+    app.button(key=f"results_open_{older.run_id}").click().run()
     assert not app.exception, app.exception
-    assert all(b.proto.disabled for b in app.get("download_button"))  # nothing chosen, nothing to export
+    (banner,) = _banners(app)
+    assert html.escape(membership_finding(result_from_store(store, older)).headline) in banner
+    assert any("opened from the list below" in c.value for c in app.caption)
+    assert "shown above" in _cards(app)[1]
+
+    assert app.multiselect(key="results_kinds").options == ["Membership benchmark"]  # kinds with a finished run
+    app.multiselect(key="results_kinds").set_value(["mia"]).run()  # the chosen run is still listed: still open
+    assert not app.exception, app.exception
+    assert len(_cards(app)) == 2 and "shown above" in _cards(app)[1]
 
 
 @pytest.fixture(scope="module")
@@ -149,48 +180,38 @@ def test_an_mcq_run_opens_from_the_store_with_its_finding_and_charts(mixed_store
     from core.mcq.stored import mcq_report_from_run
 
     app = _page(mixed_store, monkeypatch)
-    runs = app.dataframe[0].value
+    runs = _runs_table(app)
     assert len(runs) == 3 and "run id" not in runs.columns  # two loss-delta sets of one model: one row
     assert list(runs[runs["kind"] == "delta"]["dataset"]) == ["HumanEval vs reference"]
-    assert any("No finished membership benchmark run" in i.value for i in app.info)
 
-    app.radio(key="results_view").set_value("mcq").run()
-    assert not app.exception, app.exception
+    # The most recent run was stored without its options: it says what to do instead of failing.
+    assert any("older LeakLens" in w.value and "again" in w.value for w in app.warning)
     store = ResultStore(mixed_store)
-    choice = app.selectbox(key="results_mcq_run")
-    finished = [r for r in store.list_runs("mcq") if r.finished]
-    run = finished[choice.value]
-    if run.dataset != "mmlu_sample":  # open the complete run whichever is listed first
-        choice.set_value(1 - choice.value).run()
-        run = finished[choice.value]
+    run = next(r for r in store.list_runs("mcq") if r.dataset == "mmlu_sample")
+    app.button(key=f"results_open_{run.run_id}").click().run()
+    assert not app.exception, app.exception
     report = mcq_report_from_run(store, run)
-    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    banners = _banners(app)
     assert len(banners) == 1 and html.escape(mcq_finding(report).headline) in banners[0]
     completion = _figure(app, "results_mcq_completion")["data"]
     assert completion[0]["y"] == list(report.original.summary("completion").distribution)
     _figure(app, "results_mcq_next")
     _figure(app, "results_mcq_ranks")  # the run had the option-order test
-    export = app.multiselect(key="results_export_runs")
-    assert len(export.value) == 1  # the run stored without its options cannot be exported
-    html_button = [b for b in app.get("download_button") if b.proto.label.startswith("Report")][0]
+    labels = _download_labels(app)
+    assert labels[:2] == ["Report of this run (HTML)", "Score drop per probe (CSV)"]
+    html_button = [b for b in app.get("download_button") if b.proto.label.startswith("Report of the")][0]
+    assert html_button.proto.label == "Report of the listed run (HTML)"  # the run without options cannot be
     assert not html_button.proto.disabled  # MCQ runs alone can be exported
-    assert [b.proto.disabled for b in app.get("download_button") if b.proto.label.startswith("AUROC")] == [True]
-
-    # The run stored without its options says what to do instead of failing.
-    choice.set_value(1 - choice.value).run()
-    assert not app.exception, app.exception
-    assert any("older LeakLens" in w.value and "again" in w.value for w in app.warning)
+    assert [b.proto.disabled for b in app.get("download_button") if "AUROC" in b.proto.label] == [True]
 
 
 def test_loss_delta_runs_are_listed_per_model_with_a_note(mixed_store, monkeypatch):
     app = _page(mixed_store, monkeypatch)
-    app.radio(key="results_view").set_value("delta").run()
-    assert not app.exception, app.exception
     table = _table(app, "benchmark set")
     assert list(table["model"]) == ["tiny-random"] and list(table["benchmark set"]) == ["HumanEval"]
     assert list(table["benchmark mean loss"]) == [1.5] and list(table["reference mean loss"]) == [4.0]
     assert list(table["reference n"]) == [2]
-    assert any("running the test again" in i.value for i in app.info)
+    assert any("running the test again" in c.value for c in app.caption)
     details = _table(app, "run id")
     assert set(details["run id"]) == {r.run_id for r in ResultStore(mixed_store).list_runs()}
 
@@ -207,17 +228,16 @@ def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_p
     report = run_leakage_test(test, ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm,
                               store=ResultStore(path))
     app = _page(path, monkeypatch)
-    app.radio(key="results_view").set_value("delta").run()
-    assert not app.exception, app.exception
-    assert app.selectbox(key="results_delta_run").options[0].startswith("LeakLens built-in reference vs fresh set")
-    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    assert app.subheader[0].value.startswith("LeakLens built-in reference vs fresh set")
+    banners = _banners(app)
     assert len(banners) == 1 and html.escape(leakage_finding(report).headline) in banners[0]
     bars = _figure(app, "results_delta_bars")["data"]
     assert bars and not app.info
     assert list(_table(app, "L_test")["Δ"]) == pytest.approx([report.models[0].stats.delta])
-    export = app.multiselect(key="results_export_runs")
-    assert export.options == ["Loss delta · " + app.selectbox(key="results_delta_run").options[0]]
-    html_button = [b for b in app.get("download_button") if b.proto.label.startswith("Report")][0]
+    assert len(_cards(app)) == 1  # the comparison; its problem sets are parts of it
+    assert _download_labels(app) == ["Report of this run (HTML)", "Loss delta per model (CSV)",
+                                     "Report of the listed run (HTML)", "AUROC of the listed membership runs (CSV)"]
+    html_button = [b for b in app.get("download_button") if b.proto.label.startswith("Report of the")][0]
     assert not html_button.proto.disabled
 
 
@@ -232,10 +252,12 @@ def test_a_stored_dataset_inference_opens_with_its_finding_and_exports(tmp_path,
                                       parse_methods(["loss", "zlib"]), n_splits=3, store=ResultStore(path),
                                       load_model=lambda spec: tiny_lm)
     app = _page(path, monkeypatch)
-    app.radio(key="results_view").set_value("dataset-inference").run()
-    assert not app.exception, app.exception
-    banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
+    banners = _banners(app)
     assert len(banners) == 1 and html.escape(inference.finding.headline) in banners[0]
     _figure(app, "results_inference_scores")
     _figure(app, "results_inference_weights")
-    assert any(o.startswith("Dataset inference · ") for o in app.multiselect(key="results_export_runs").options)
+    # Its scores are a membership run in the store, but part of this run: one card, no heatmap, one report section.
+    assert len(_cards(app)) == 1 and "Dataset inference" in _cards(app)[0]
+    assert not [c for c in app.get("plotly_chart") if "results_heatmap" in c.proto.id]
+    assert "Report of the listed run (HTML)" in _download_labels(app)
+    assert len(_runs_table(app)) == 1

@@ -1,0 +1,69 @@
+"""Inspect a passage: has the model seen it? The verdict against freshly written passages first, then the
+per-token curve, heatmap and every detector's score."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.membership.calibration import FRESH_KIND
+from ui.common import current_model_spec
+from ui.freshness import keep_result, show_result
+from ui.inspect import (
+    KGRAMS_PENDING,
+    RESULT,
+    analyse,
+    calibration_option,
+    current_inputs,
+    max_tokens_option,
+    passage_inputs,
+    render_result,
+)
+from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
+from ui.run_control import cancelled_notice, watched_run
+
+INTRO = ("Paste a passage and see how predictable the model finds it, token by token. Text a model was trained on "
+         "tends to be **more predictable** (higher token probabilities, lower perplexity) than text it never saw. "
+         "The verdict places the passage among passages freshly written for LeakLens, which no model can have "
+         "trained on, of similar length.")
+PRESENT_INTRO = ("**Has the model seen this passage before?** Models find text they were trained on unusually "
+                 "predictable. We compare how predictable the model finds this passage with passages written fresh "
+                 "for LeakLens, which it cannot have seen.")
+
+st.session_state.pop(KGRAMS_PENDING, None)  # only the script run that draws the fast view computes the k-grams
+frame = result_first_page("Inspect a passage", INTRO, has_result=RESULT in st.session_state,
+                          present_intro=PRESENT_INTRO)
+
+with frame.setup:
+    passages = passage_inputs()
+    max_tokens = max_tokens_option()
+    model = current_model_spec()
+    calibration_option(model)
+    st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
+    inputs = current_inputs(passages, max_tokens)
+    analyse_clicked = st.button("Analyse", type="primary", key="inspect_analyse", icon=":material/play_arrow:")
+
+drawn = False
+with frame.result:
+    if analyse_clicked:
+        scroll_to_result_area()
+        result = None
+        with watched_run("inspect", FRESH_KIND, "fresh passages"):
+            # Fast first view (main pass only) at the top, then the k-gram pass; the rerun draws everything.
+            result = analyse(model, passages, max_tokens, complete=False)
+            if result is not None and not result.complete:
+                keep_result(RESULT, result, inputs)
+                kgram_status = st.container()
+                st.session_state[KGRAMS_PENDING] = True
+                drawn = show_result(RESULT, inputs, render_result, action="Analyse")
+                with kgram_status:
+                    result = analyse(model, passages, max_tokens, complete=True)
+                st.session_state.pop(KGRAMS_PENDING, None)
+        if result is not None:
+            finish_run(RESULT, result, inputs)  # Setup folds; the verdict is drawn at the top and scrolled to
+    cancelled_notice("inspect")
+    if not drawn:
+        shown = show_result(RESULT, inputs, render_result, action="Analyse")
+        if shown:
+            scroll_after_run()
+        elif not analyse_clicked:
+            st.info("Paste a passage in Setup, or press *Example: Gettysburg Address (famous)*, then **Analyse**.")
