@@ -190,7 +190,7 @@ def _text_rows(inference: DatasetInference) -> list[dict]:
 def _show(inference: DatasetInference) -> None:
     result = inference.result
     heading = f"{inference.suspect} vs {inference.validation} · {inference.model}"
-    st.subheader(heading[:1].upper() + heading[1:])
+    st.subheader("The" + heading[3:] if heading.startswith("the ") else heading)  # never a file name's case
     finding_banner(inference.finding)
     st.plotly_chart(held_out_scores(inference), width="stretch", key="di_scores")
     data = f"{inference.suspect} vs {inference.validation}"

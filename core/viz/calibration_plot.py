@@ -16,7 +16,8 @@ from core.membership.passage_finding import MethodPlacement
 from core.viz.style import plotly_text, style_figure
 
 FRESH_COLOUR = "#8a97a3"
-PASSAGE_COLOUR = "#b42318"
+PASSAGE_COLOUR = "#1f4e9c"
+"""The passage itself: a deep blue, never the red that means strong evidence."""
 
 
 def _perplexity(score: float) -> float:

@@ -27,12 +27,14 @@ def held_out_scores(inference: DatasetInference) -> go.Figure:
     for name, scores, colour in ((inference.suspect, split.suspect_scores, SUSPECT_COLOUR),
                                  (inference.validation, split.validation_scores, VALIDATION_COLOUR)):
         counts, _ = np.histogram(scores, bins=edges)
-        fig.add_bar(x=(edges[:-1] + edges[1:]) / 2, y=counts, width=np.diff(edges), marker_color=colour,
-                    opacity=0.6, name=f"{plotly_text(name)} (mean {scores.mean():+.2f})")
+        fig.add_bar(x=(edges[:-1] + edges[1:]) / 2, y=counts, marker_color=colour, opacity=0.85,
+                    name=f"{plotly_text(name)} (mean {scores.mean():+.2f})",
+                    hovertemplate="score %{x:.2f}: %{y} texts<extra></extra>")
+    # Side by side in shared bins: overlaid, translucent bars mix into a third colour that reads as a third set.
     style_figure(
-        fig, height=380, barmode="overlay", bargap=0,
+        fig, height=380, barmode="group", bargap=0.15, bargroupgap=0,
         title="Combined detector score of held-out texts (one split): higher = more familiar to the model",
-        xaxis={"title": {"text": "combined score (learnt on the other half)"}},
+        xaxis={"title": {"text": "combined score (learnt on the other half)"}, "tickformat": ".1f"},
         yaxis={"title": {"text": "texts"}},
         legend={"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom"},
     )

@@ -181,3 +181,16 @@ def test_results_are_marked_out_of_date_when_a_setting_or_the_index_changes(page
     _click(page, "Search")
     assert not page.exception, page.exception
     assert stale_notes(page) == []
+
+
+def test_item_chart_has_a_bar_per_item_most_overlap_first_and_a_curve_for_large_sets():
+    from core.overlap.matching import Match
+    from core.viz.overlap_plots import MAX_ITEM_BARS, item_overlap_chart
+
+    def matches(n: int) -> list[Match]:
+        return [Match("test", f"q{i}", "text", "idx", "train", i / n, i / n, None) for i in range(n)]
+
+    (bars,) = item_overlap_chart(matches(20)).data
+    assert bars.type == "bar" and list(bars.x)[:2] == ["q19", "q18"] and bars.y[0] == 0.95
+    (curve,) = item_overlap_chart(matches(MAX_ITEM_BARS + 1)).data
+    assert curve.type == "scatter" and list(curve.y) == sorted(curve.y, reverse=True)
