@@ -49,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_column(data, "text", "text column of both sets (auto-detected for common names)")
     test = parser.add_argument_group("test")
     test.add_argument("--methods", nargs="*",
-                      help="detectors whose scores are combined (default: the standard set), e.g. loss zlib min_k")
+                      help="detectors whose scores are combined (default: loss zlib min_k_20 min_k_pp_20, one model "
+                           "pass per text; name more, e.g. the slopes, for a slower, fuller test)")
     test.add_argument("--splits", type=int, default=10, help="random half/half splits (default 10)")
     test.add_argument("--seed", type=int, default=0, help="seed of the splits (default 0)")
     test.add_argument("--max-tokens", type=int, help="score at most this many tokens per text")
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from core.data.tables import check_hub_options
     from core.data.text_sets import load_text_set, parse_where
     from core.engine.progress import tqdm_progress
-    from core.inference.run import run_dataset_inference
+    from core.inference.run import QUICK_METHOD_KEYS, run_dataset_inference
     from core.methods import parse_methods
 
     require_positive(args.limit, "--limit")
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     common = {"text_col": args.text_col, "split": args.split, "config": args.config, "limit": args.limit}
     suspect = load_text_set(args.suspect, where=parse_where(args.suspect_where), **common)
     validation = load_text_set(args.validation, where=parse_where(args.validation_where), **common)
-    methods = parse_methods(args.methods)
+    methods = parse_methods(args.methods or list(QUICK_METHOD_KEYS))
     info = sys.stderr if args.json else sys.stdout  # --json keeps stdout for the document alone
     for text_set, role in ((suspect, "suspect"), (validation, "validation")):
         print(f"{role}: {text_set.name} · {len(text_set)} texts · text column {text_set.text_col!r}", file=info)
