@@ -245,7 +245,7 @@ def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> g
                     hovertemplate="Blind baseline (no model)<br>TPR %{y:.3f} at FPR %{x:.0%}<extra></extra>",
                 )
             )
-    legend_rows = math.ceil(len(figure.data) / 2)
+    legend_rows = len(figure.data)
     style_figure(
         figure,
         height=600 + 22 * legend_rows,  # the square keeps its size however many curves are listed below it
@@ -259,11 +259,11 @@ def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> g
             "constrain": "domain",
         },
         # below the square, not inside it: a weak detector's curve can run anywhere, so no corner is safe;
-        # two entries a row keeps the legend short, so the square stays large
+        # one entry a row: long detector names in a half-width column would run into each other side by side
         legend={
             "font": {"size": 12},
             "orientation": "h",
-            "entrywidth": 0.5,
+            "entrywidth": 1.0,
             "entrywidthmode": "fraction",
             "x": 0,
             "y": -0.1,
