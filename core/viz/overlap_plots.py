@@ -12,7 +12,8 @@ from core.overlap.matching import Match
 from core.overlap.report import ContaminationReport, column_names
 from core.viz.style import MEMBER_COLOUR, heatmap_size, plotly_text, series_style, style_figure
 
-OVERLAP_COLOURSCALE = "Reds"
+OVERLAP_COLOURSCALE = "Blues"
+"""Blues, not reds: red means strong evidence only (``core.viz.banner``)."""
 MAX_ITEM_BARS = 60
 """Up to this many test items the chart has one labelled bar per item; more are drawn as a sorted curve."""
 
