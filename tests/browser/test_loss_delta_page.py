@@ -18,6 +18,7 @@ from core.store.results import ResultStore
 from tests.browser.helpers import (
     PRESENT_SWITCH,
     assert_verdict_in_viewport,
+    choose_option,
     exception_texts,
     full_page_screenshot,
     open_page,
@@ -62,12 +63,6 @@ def base_model_dir(tmp_path) -> Path:
     return path
 
 
-def _choose(page, label: str, option: str) -> None:
-    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
-    page.get_by_role("option", name=option).click()
-    wait_for_streamlit(page)
-
-
 def _pick_kind(page, picker: str, kind: str) -> None:
     """Choose how a dataset picker takes its data (Ready example, Upload a file, Local path, Hub dataset id)."""
     page.locator('[data-testid="stRadio"]').filter(has_text=picker).first.get_by_text(kind, exact=True).click()
@@ -90,7 +85,7 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     assert exception_texts(page) == []
     assert page.get_by_role("button", name="Run loss-delta test").is_enabled()
 
-    _choose(page, "Test set (benchmark)", "LeakLens built-in set")
+    choose_option(page, "Test set (benchmark)", "LeakLens built-in set")
     _pick_kind(page, "Reference set", "Local path")
     _type(page, "Reference set: file path", str(paired_reference))
     page.get_by_text("Columns, size and pairing").click()
@@ -157,7 +152,7 @@ def test_cancel_keeps_stored_losses_and_running_again_resumes(delta_app, browser
     total = 164 + 52
     page = browser_page
     open_page(page, f"{url}/Loss_delta")
-    _choose(page, "Test set (benchmark)", "HumanEval (offline, 164 problems)")
+    choose_option(page, "Test set (benchmark)", "HumanEval (offline, 164 problems)")
     page.get_by_role("button", name="Run loss-delta test").click()
     seen = wait_until_partly_done(page, total)
     assert 0 < seen < total, seen
