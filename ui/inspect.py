@@ -39,12 +39,16 @@ from core.membership.inspection import (
 )
 from core.membership.passage_finding import MethodPlacement, PassagePlacement, place_passage, placement_finding
 from core.membership.summary import (
+    MIN_SLOPE_TOKENS,
     Calibration,
     ReferencePoint,
     calibration_percentiles,
     format_perplexity,
     honest_summary,
+    reportable_scores,
+    slope_reportable,
     too_short,
+    too_short_text,
 )
 from core.methods import Method, default_methods
 from core.stats.finding import Finding
@@ -436,6 +440,10 @@ def render_curve(result: InspectResult) -> None:
             with st.container(border=True, key=f"slope_numbers_{_slug(curve.name)}"):
                 if len(curves) > 1:
                     st.markdown(f"**{curve.name}**")
+                if not slope_reportable(len(curve.y)):
+                    st.caption(f"No slope shown: a line through {len(curve.y)} tokens is noise; a slope needs at "
+                               f"least {MIN_SLOPE_TOKENS}.")
+                    continue
                 st.metric("Slope b", _fmt(curve.slope),
                           help="Least-squares slope of the curve, per token: rising confidence along the passage.")
                 st.metric("mean − b", _fmt(curve.mean_adjusted),
@@ -486,7 +494,14 @@ def render_scores(result: InspectResult, methods: list[Method], findings: list[F
 
 
 def _score_cards(passage: InspectedPassage, methods: list[Method], per_row: int) -> None:
-    scores = passage.analysis.scores
+    n_tokens = passage.analysis.records.n_tokens
+    scores = reportable_scores(passage.analysis.scores, n_tokens)
+    if not scores:
+        st.caption(too_short_text(n_tokens))
+        return
+    if len(scores) < len(passage.analysis.scores):
+        st.caption(f"Probability-slope scores are left out: a slope needs at least {MIN_SLOPE_TOKENS} tokens "
+                   f"to mean anything, and this passage has {n_tokens}.")
     headline, variants = split_headline([m for m in methods if m.key in scores])
     _card_rows(passage, headline, per_row)
     if variants:
@@ -506,7 +521,8 @@ def _card_rows(passage: InspectedPassage, methods: list[Method], per_row: int) -
 
 def _render_percentiles(passage: InspectedPassage, calibration: Calibration, methods: list[Method]) -> None:
     labels = {m.key: m.label for m in methods}
-    rows = calibration_percentiles(passage.analysis.scores, calibration)
+    rows = calibration_percentiles(
+        reportable_scores(passage.analysis.scores, passage.analysis.records.n_tokens), calibration)
     if not rows:
         return
     name = calibration.name.replace("_", "\\_")  # a file name's underscores must not end the italics
@@ -550,7 +566,7 @@ def scores_csv(result: InspectResult, findings: list[Finding]) -> str:
     for index, (passage, finding) in enumerate(zip(result.passages, findings, strict=True)):
         placement = placement_of(result, index)
         rows = []
-        for key, value in passage.analysis.scores.items():
+        for key, value in reportable_scores(passage.analysis.scores, passage.analysis.records.n_tokens).items():
             placed = placement.method(key) if placement is not None else None
             rows.append({"passage": passage.name, "n_tokens": passage.analysis.records.n_tokens,
                          "perplexity": passage.analysis.perplexity, "method": key,

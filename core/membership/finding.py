@@ -10,7 +10,8 @@ Rules, in order (each follows the AUROC's 95% bootstrap interval):
    the best detector's AUROC -> ``confounded``: wording alone separates the sets, so the split, not the
    model's memory, may explain every score. A baseline whose interval includes chance never makes a run
    ``confounded`` ("0.50 vs 0.50" is no confound);
-5. the best detector's interval includes 0.5 -> ``none`` when the whole interval lies inside the no-effect
+5. the best detector's interval (widened for picking the best of several, see ``selection_adjusted_ci``)
+   includes 0.5 -> ``none`` when the whole interval lies inside the no-effect
    margin (0.4, 0.6), else ``inconclusive`` with the number of texts that would settle it; an interval
    wholly below 0.5 (the scores rank non-members above members) is ``inconclusive`` too: memory cannot
    explain it, so something else separates the sets;
@@ -20,9 +21,14 @@ Rules, in order (each follows the AUROC's 95% bootstrap interval):
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 from core.membership.benchmark import BenchmarkResult
+from core.stats.bootstrap import CI_LEVEL
 from core.stats.finding import Finding, count, interval, texts_needed, too_few
-from core.stats.metrics import MetricResult
+from core.stats.metrics import MetricResult, bootstrap_ci
+from core.store.results import score_or_nan
 
 MIN_PER_CLASS = 5
 """Fewer member or non-member texts than this and the finding is inconclusive: with so few, a percentile
@@ -39,12 +45,41 @@ Why 0.6: an AUROC of 0.6 is where the published detectors start to count as work
 is too wide to rule anything out (the same data allow an AUROC well above 0.5 for a score turned round),
 so ``none`` needs the interval tight around chance on both sides."""
 CHANCE = 0.5
+SELECTION_RESAMPLES = 4000
+"""Resamples for the widened interval: its tails hold 0.05/k of them each (about 6 of 4000 for 16 detectors),
+where the 1000 of a plain 95% interval would leave one or two."""
 
 
 def best_detector(result: BenchmarkResult) -> tuple[str, MetricResult] | None:
     """The method with the highest AUROC (the baseline and the ensemble are not detectors of their own)."""
     scored = [(key, m) for key, m in result.metrics.items() if m is not None]
     return max(scored, key=lambda item: item[1].auroc) if scored else None
+
+
+def selection_adjusted_ci(result: BenchmarkResult, key: str) -> tuple[float, float]:
+    """The AUROC interval of detector ``key`` at level 1 − 0.05/k, k the number of detectors with a score.
+
+    Why: the verdict follows the best of k detectors, chosen after seeing the data. Among 16 detectors that
+    know nothing, the best one's plain 95% interval misses chance far more often than 1 time in 20 (on a small
+    set, "weak evidence" from a random model). Widening each interval to 1 − 0.05/k (Bonferroni) keeps the
+    chance of any of them missing at 5% whatever the detectors' correlation. A result without per-text scores
+    (built by hand) keeps its plain interval.
+    """
+    metric = result.metrics[key]
+    if metric is None:
+        raise ValueError(f"Detector {key} has no AUROC.")
+    detectors = sum(m is not None for m in result.metrics.values())
+    rows = [(int(s.label), score_or_nan(s.scores.get(key))) for s in result.samples if s.label is not None]
+    if detectors <= 1 or all(math.isnan(score) for _, score in rows):
+        return metric.ci
+    labels, scores = zip(*rows, strict=True)
+    return _widened_ci(labels, scores, 1 - (1 - CI_LEVEL) / detectors)
+
+
+@lru_cache(maxsize=64)
+def _widened_ci(labels: tuple[int, ...], scores: tuple[float, ...], level: float) -> tuple[float, float]:
+    """Cached: a page draws the same run's verdict on every rerun."""
+    return bootstrap_ci(labels, scores, n_resamples=SELECTION_RESAMPLES, level=level)
 
 
 def membership_finding(result: BenchmarkResult) -> Finding:
@@ -57,15 +92,20 @@ def membership_finding(result: BenchmarkResult) -> Finding:
     evidence = []
     if best is not None:
         best_label, best_metric = result.method_labels.get(best[0], best[0]), best[1]
+        adjusted = selection_adjusted_ci(result, best[0])
+        detectors = sum(m is not None for m in result.metrics.values())
+        picked = (f", allowing for picking the best of {detectors} detectors"
+                  if adjusted != best_metric.ci else "")
         evidence.append(f"best detector: {best_label}, AUROC {best_metric.auroc:.2f} "
-                        f"(95% CI {best_metric.ci[0]:.2f}–{best_metric.ci[1]:.2f})")
+                        f"(95% CI {best_metric.ci[0]:.2f}–{best_metric.ci[1]:.2f}"
+                        + (f"; {adjusted[0]:.2f}–{adjusted[1]:.2f}{picked})" if picked else ")"))
     if baseline is not None:
         evidence.append(f"blind baseline (wording alone, no model): AUROC {baseline.auroc:.2f} "
                         f"(95% CI {baseline.ci[0]:.2f}–{baseline.ci[1]:.2f})")
     evidence.append(sizes)
     parts = []
     if best is not None:
-        parts.append(f"best detector {best_label}: AUROC {best_metric.auroc:.2f} ({interval(*best_metric.ci)})")
+        parts.append(f"best detector {best_label}: AUROC {best_metric.auroc:.2f} ({interval(*adjusted)}{picked})")
     if baseline is not None:
         parts.append(f"blind baseline AUROC {baseline.auroc:.2f} ({interval(*baseline.ci)})")
     numbers = " · ".join([*parts, sizes])
@@ -93,9 +133,10 @@ def membership_finding(result: BenchmarkResult) -> Finding:
         return Finding("inconclusive", "Cannot tell: no detector produced a usable score on these texts.",
                        tuple(evidence), (*caveats, *result.notes), numbers)
     metric = best[1]
-    lo, hi = metric.ci
+    lo, hi = adjusted
     caveats += [
-        f"The best of {len(result.metrics)} detectors is picked after the fact, so its AUROC is slightly optimistic.",
+        *([f"The best of {detectors} detectors is picked after seeing the data, so the verdict follows its "
+           "interval widened to allow for the pick."] if picked else []),
         "AUROC says how well the scores separate the two sets, not which single text was seen.",
     ]
     if baseline is None:
@@ -122,7 +163,7 @@ def membership_finding(result: BenchmarkResult) -> Finding:
                 tuple(evidence), tuple(caveats), numbers,
             )
         # Above chance, the interval settles on either side of 0.5 or 0.6; below it, only inside 0.4 counts.
-        needed = texts_needed(n, metric.auroc, metric.ci,
+        needed = texts_needed(n, metric.auroc, adjusted,
                               (CHANCE, NONE_UPPER) if metric.auroc >= CHANCE else (NONE_LOWER,))
         more = (f" about {needed} texts would be needed to settle it ({needed - n} more)." if needed
                 else " more texts would be needed to settle it.")

@@ -36,6 +36,7 @@ from core.membership.benchmark import BenchmarkResult
 from core.membership.finding import membership_finding
 from core.membership.inspection import InspectedPassage
 from core.membership.passage_finding import PassagePlacement, placement_finding
+from core.membership.summary import reportable_scores
 from core.overlap.finding import overlap_finding
 from core.overlap.run import SearchOutcome, match_location
 from core.results.stored import StoredResult, data_label, open_stored, pair_label
@@ -323,7 +324,8 @@ def _placement_table(placement: PassagePlacement) -> str:
 
 
 def _scores_table(passage: InspectedPassage) -> str:
-    rows = [((key, _fmt(value, ".4f")), "") for key, value in sorted(passage.analysis.scores.items())]
+    scores = reportable_scores(passage.analysis.scores, passage.analysis.records.n_tokens)
+    rows = [((key, _fmt(value, ".4f")), "") for key, value in sorted(scores.items())]
     return _table(("method", "score (higher = more likely seen)"), rows)
 
 

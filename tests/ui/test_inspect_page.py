@@ -342,3 +342,15 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
         assert list(rows[0])[:4] == ["verdict", "verdict_headline", "model", "data"]
         assert {(r["verdict"], r["model"], r["data"]) for r in rows} == {(finding.level, "tiny-random", "Passage")}
 
+
+
+def test_a_short_passage_shows_no_slope_cards_and_a_two_token_one_no_scores_at_all(page):
+    # About 30 tokens: long enough to read, too short for a slope fitted over its tokens.
+    app = _analyse(page, "The committee met on Tuesday to review the budget for the new library and agreed "
+                         "to postpone the final vote until the spring meeting.")
+    labels = [m.label for m in app.metric]
+    assert "Min-20%" in labels and not any(label.startswith("Slope") for label in labels)
+    assert any("Probability-slope scores are left out" in c.value for c in app.caption)
+    app = _analyse(app, "Hello there")
+    assert not app.metric
+    assert any(c.value.startswith("Too short to judge: only 2 tokens") for c in app.caption)
