@@ -180,7 +180,9 @@ def _placed(rank_from_top: int, n: int, *, min_k_rank: int | None = None, widene
         (1, 200, "strong"),    # chance 2/201 < 1%
         (5, 200, "moderate"),  # 97.5th percentile, chance 6/201
         (15, 200, "weak"),     # 92.5th, chance 16/201
-        (30, 200, "none"),     # 85th
+        (30, 200, "inconclusive"),  # 85th: above most new text, not far enough to call
+        (49, 200, "inconclusive"),  # chance 50/201, just under the no-effect margin of 1 in 4
+        (50, 200, "none"),     # chance 51/201: inside the bulk of new text
         (0, 36, "moderate"),   # above all 36: chance 1/37 — 36 passages cannot support "strong"
         (0, 15, "weak"),       # chance 1/16
     ],
@@ -190,10 +192,13 @@ def test_levels_follow_the_percentile_within_what_the_set_size_supports(above_it
     assert finding.level == level
     assert FORMULAIC_CAVEAT in finding.caveats
     assert "evidence, not proof" in FORMULAIC_CAVEAT
-    if level != "none":
+    if level == "inconclusive":
+        assert finding.headline.startswith("Cannot tell: more predictable than ")
+        assert "above most new text but not far enough to count as a sign" in finding.headline
+    elif level != "none":
         assert finding.headline.startswith("More predictable than ")
         assert finding.headline.endswith("the model may have seen it — evidence, not proof.")
-    if n < 99 and level != "none":
+    if n < 99 and level not in ("none", "inconclusive"):
         assert any("strongest possible reading" in c for c in finding.caveats)
 
 

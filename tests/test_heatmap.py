@@ -58,10 +58,10 @@ def test_scale_is_log10_from_one_in_ten_thousand_to_one():
 
 def test_colours_interpolate_between_the_stops():
     assert colour_for(1.0) == "#3a9ac4"
-    assert colour_for(1e-2) == "#faecb4"  # the middle stop
-    assert colour_for(1e-6) == "#e4572e"  # clamped to the surprising end
-    # 10^-3 sits half-way between the first two stops: (228+250)/2, (87+236)/2 rounds to 162, (46+180)/2.
-    assert colour_for(1e-3) == "#efa271"
+    assert colour_for(1e-2) == "#f7f3eb"  # the middle stop
+    assert colour_for(1e-6) == "#d6af7d"  # clamped to the surprising end
+    # 10^-3 sits half-way between the first two stops: (214+247)/2 rounds to 230, (175+243)/2, (125+235)/2.
+    assert colour_for(1e-3) == "#e6d1b4"
 
 
 def test_each_token_becomes_one_span_with_its_probability_and_rank():

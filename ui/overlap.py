@@ -33,7 +33,7 @@ MAX_SHOWN = 50
 STYLE = """<style>
 .ll-pair {display:grid; grid-template-columns:1fr 1fr; gap:12px; margin-bottom:6px}
 .ll-pair div {border:1px solid #ddd; border-radius:6px; padding:8px; white-space:pre-wrap; font-size:0.9rem}
-mark.ll-match {background:#ffb4a2; padding:0 1px; border-radius:2px}
+mark.ll-match {background:#cfe3f6; padding:0 1px; border-radius:2px}
 </style>"""
 
 

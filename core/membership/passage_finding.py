@@ -10,7 +10,9 @@ allows: were the passage itself fresh, it would score at least this high with ch
 k being how many of the N fresh passages score at least as high, and strong / moderate / weak need that
 chance at most 1% / 5% / 10%. So with fewer than 99 passages to compare with, even a passage above all of
 them is at most ``moderate``: the data cannot say more. Of the methods placed, the less extreme one sets
-the level and the headline, so a reading never rests on the one detector that happened to fire.
+the level and the headline, so a reading never rests on the one detector that happened to fire. ``none``
+needs every method inside the bulk of fresh text (``NONE_CHANCE``); a passage above most of it but below
+``weak`` is ``inconclusive``.
 
 Before any of that, the finding is ``inconclusive`` when the data cannot tell:
 - the passage has fewer than ``core.membership.summary.MIN_PASSAGE_TOKENS`` scored tokens: "Too short to judge";
@@ -46,6 +48,11 @@ another length say nothing about this one. 15 similar passages let a passage abo
 PLACED_METHODS: tuple[str, ...] = ("loss", "min_k_20")
 LEVEL_CHANCE: tuple[tuple[Level, float], ...] = (("strong", 0.01), ("moderate", 0.05), ("weak", 0.10))
 """Largest chance that a fresh passage scores this high, per level (the 99th / 95th / 90th percentile)."""
+NONE_CHANCE = 0.25
+"""No-effect margin of a single passage: ``none`` needs every placed method to leave at least a quarter of the
+fresh passages scoring as high (chance ≥ 25%, below the 75th percentile): the passage sits inside the bulk of
+new text. Between that and ``weak`` (chance ≤ 10%) the passage is above most new text but not far enough to
+call: ``inconclusive``, and only more passages from the same source (a set-level test) can tell."""
 HEADLINE_NAMES = {"loss": "loss"}
 """Short method names for the headline, where the method's own label is long."""
 STRENGTH = {"strong": "a strong sign", "moderate": "a sign", "weak": "a weak sign"}
@@ -252,6 +259,15 @@ def placement_finding(placement: PassagePlacement) -> Finding:
             tuple(evidence), tuple(caveats), numbers,
         )
     share = f"{_share(deciding)} freshly written passages of similar length"
+    highest = min(placement.methods, key=lambda m: m.chance)
+    if level == "none" and highest.chance < NONE_CHANCE:
+        return Finding(
+            "inconclusive",
+            f"Cannot tell: more predictable than {_share(highest)} freshly written passages of similar length "
+            f"({_headline_name(highest)}), above most new text but not far enough to count as a sign. Testing "
+            "more passages from the same source together (Membership or Dataset inference) can tell.",
+            tuple(evidence), tuple(caveats), numbers,
+        )
     if deciding.percentile == 0:
         headline = (f"No sign the model has seen it: less predictable than all {deciding.n_compared} freshly "
                     "written passages of similar length.")

@@ -1,7 +1,7 @@
 """Where a passage sits among freshly written passages of similar length, as a picture.
 
-Each fresh passage is a grey dot on one line (how predictable the model found it), the passage a red
-diamond: a viewer sees at a glance whether it stands out. The shared LeakLens style sets colours and
+Each fresh passage is a light blue dot on one line (how predictable the model found it), the passage a deep
+blue diamond: a viewer sees at a glance whether it stands out. The shared LeakLens style sets colours and
 margins explicitly, so the figure reads the same in the dashboard and in an exported report. Perplexity
 runs on a linear axis, more predictable to the right.
 """
@@ -15,7 +15,8 @@ import plotly.graph_objects as go
 from core.membership.passage_finding import MethodPlacement
 from core.viz.style import plotly_text, style_figure
 
-FRESH_COLOUR = "#8a97a3"
+FRESH_COLOUR = "#9ecae1"
+"""Light blue, not grey: grey means an inconclusive finding."""
 PASSAGE_COLOUR = "#1f4e9c"
 """The passage itself: a deep blue, never the red that means strong evidence."""
 

@@ -25,19 +25,23 @@ from core.viz.style import (
     NEUTRAL_COLOUR,
     NONMEMBER_COLOUR,
     heatmap_size,
+    label_lines,
     plotly_text,
     series_style,
     style_figure,
     wants_horizontal_bars,
+    wrap_label,
 )
 
 BASELINE_KEY = "blind_baseline"
 ENSEMBLE_KEY = "ensemble"
 BASELINE_LABEL = "Blind baseline (no model)"
 ENSEMBLE_LABEL = "Ensemble (all methods)"
-ENSEMBLE_COLOUR = "#2ca02c"
-AUROC_COLOURSCALE = "RdBu_r"
-"""Diverging around chance: blue below 0.5, white at 0.5, red for members scoring higher."""
+ENSEMBLE_COLOUR = "#17a2b8"
+"""Cyan: green means a finding level only."""
+AUROC_COLOURSCALE = [[0.0, BASELINE_COLOUR], [0.5, "#ffffff"], [1.0, "#08306b"]]
+"""Diverging around chance: brown below 0.5, white at 0.5, dark blue where members score higher. No red:
+red means strong evidence only (``core.viz.banner``), and a cell is one detector's AUROC, not a verdict."""
 
 
 def column_labels(results: Sequence[BenchmarkResult], *, with_model: bool | None = None) -> list[str]:
@@ -120,11 +124,15 @@ def auroc_heatmap(results: Sequence[BenchmarkResult]) -> go.Figure:
     title = "AUROC by method and dataset (0.5 = chance)"
     # Column names on top, next to the title and right above their cells (a long list of methods would put them
     # far below), each part of "data · model" on a line of its own so a column is no wider than its longest part.
-    ticks = [plotly_text(c).replace(" · ", "<br>") for c in columns]
+    # Long parts are wrapped too: a label wider than its cell would be rotated by Plotly into the title.
+    ticks = ["<br>".join(wrap_label(part) for part in plotly_text(c).split(" · ")) for c in columns]
     width, height = heatmap_size(y, ticks, title=title)
-    style_figure(figure, height=height, width=width, title=title)
+    label_room = 18 * label_lines(ticks)
+    style_figure(figure, height=height + label_room, width=width, title=title,
+                 margin={"l": 12, "r": 12, "t": 64 + label_room, "b": 12, "pad": 4})
+    figure.update_layout(title={"yref": "container", "y": 1.0, "yanchor": "top", "pad": {"t": 14}})
     figure.update_yaxes(autorange="reversed", showgrid=False)
-    figure.update_xaxes(showgrid=False, side="top", tickvals=columns, ticktext=ticks)
+    figure.update_xaxes(showgrid=False, side="top", tickvals=columns, ticktext=ticks, tickangle=0)
     return figure
 
 

@@ -91,12 +91,12 @@ table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; 
 th, td {{ border: 1px solid #dde3e8; padding: 0.25rem 0.6rem; text-align: right; }}
 th {{ background: #f2f6f8; }}
 th:first-child, td:first-child {{ text-align: left; }}
-tr.baseline td {{ background: #f2f2f2; font-style: italic; }} tr.ensemble td {{ background: #eef7ee; }}
-.note {{ background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5rem 0.8rem; }}
+tr.baseline td {{ background: #f2f2f2; font-style: italic; }} tr.ensemble td {{ background: #eaf6f8; }}
+.note {{ background: #eef5fb; border-left: 4px solid #4c78a8; padding: 0.5rem 0.8rem; }}
 .label {{ font-weight: 600; margin: 0.8rem 0 0.2rem; }}
 ul.caveats {{ color: #5b6670; font-size: 0.92rem; }}
 .figure {{ margin: 0.6rem 0 1rem; }}
-mark.ll-match {{ background: #fcd9d6; color: {TEXT_COLOUR}; padding: 0 0.1rem; border-radius: 0.15rem; }}
+mark.ll-match {{ background: #cfe3f6; color: {TEXT_COLOUR}; padding: 0 0.1rem; border-radius: 0.15rem; }}
 td.text, th.text {{ text-align: left; max-width: 44rem; white-space: pre-wrap; word-break: break-word; }}
 """
 

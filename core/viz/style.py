@@ -90,6 +90,26 @@ def text_px(labels: Sequence[str]) -> int:
     return int(longest * CHAR_PX)
 
 
+def wrap_label(text: str, width: int = 24) -> str:
+    """``text`` broken at spaces into Plotly lines (``<br>``) of about ``width`` characters.
+
+    Why: a heatmap column label longer than its cell is rotated by Plotly, and rotated labels on top of a
+    heatmap run into its title; a few short lines stay level and above their own cell.
+    """
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
+def label_lines(labels: Sequence[str]) -> int:
+    """The most Plotly lines (``<br>``-separated) any of ``labels`` takes."""
+    return max((str(label).count("<br>") + 1 for label in labels), default=1)
+
+
 def wants_horizontal_bars(labels: Sequence[str], width_px: int = 900) -> bool:
     """True when the category labels cannot sit side by side under vertical bars without rotating.
 

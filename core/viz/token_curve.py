@@ -15,9 +15,7 @@ import plotly.graph_objects as go
 
 from core.engine.scoring import MAX_KGRAM, TokenRecords
 from core.methods.slope import Values, adjusted_slope, linear_fit, slope_series
-from core.viz.style import style_figure
-
-CURVE_COLOURS = ("#1f5f7a", "#e4572e", "#6a994e", "#8e7dbe")
+from core.viz.style import series_style, style_figure
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,7 +89,7 @@ def confidence_figure(curves: Sequence[ConfidenceCurve], *, height: int = 420) -
         raise ValueError("confidence_figure needs at least one curve.")
     figure = go.Figure()
     for index, curve in enumerate(curves):
-        colour = CURVE_COLOURS[index % len(CURVE_COLOURS)]
+        colour, _ = series_style(index)
         custom = np.column_stack(
             [np.array([display_token(t) for t in curve.tokens], dtype=object), curve.probs, curve.ranks]
         )

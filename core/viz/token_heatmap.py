@@ -17,8 +17,8 @@ from core.engine.scoring import TokenRecords
 LOG10_FLOOR = -4.0
 """Probabilities at or below 10^-4 get the 'most surprising' colour; the scale is logarithmic above it."""
 COLOUR_STOPS: tuple[tuple[float, tuple[int, int, int]], ...] = (
-    (0.0, (228, 87, 46)),  # surprising: the model did not expect this token
-    (0.5, (250, 236, 180)),
+    (0.0, (214, 175, 125)),  # surprising: the model did not expect this token (tan; red means strong evidence)
+    (0.5, (247, 243, 235)),
     (1.0, (58, 154, 196)),  # expected: the model all but predicted it
 )
 SCALE_TICKS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
