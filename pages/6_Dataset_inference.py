@@ -230,7 +230,8 @@ def _show(inference: DatasetInference) -> None:
         needed = texts_needed(result.effect_size)
         st.caption("An effect of this size needs about "
                    f"{needed} texts per set for an 80% chance of p < 0.05." if needed else
-                   "No effect in the suspect set's direction: more texts would not show one.")
+                   "The scores point away from the suspect set (its texts look less familiar to the model), so more "
+                   "texts could settle on no sign, not on evidence that the model trained on it.")
         st.plotly_chart(split_p_values(inference), width="stretch", key="di_splits_chart")
         st.plotly_chart(detector_weights(inference), width="stretch", key="di_weights")
         with st.expander("Each detector alone (AUROC, suspect vs validation)"):

@@ -168,7 +168,8 @@ def test_overlap_report_from_a_real_search(tmp_path):
     check_starts_with_verdict(body, [finding])
     check_escaped(body)
     assert body.count('class="plotly-graph-div"') == 1
-    assert any(t.startswith("Contamination") for t in chart_titles(body))
+    assert chart_titles(body)[0] == "How much of each test item was found in the training data"  # as on the page
+    assert not any(t.startswith("Contamination") for t in chart_titles(body))  # one pair: no 1 × 1 heatmap
     # the best matches are listed, most overlap first, with the shared text marked
     assert '<mark class="ll-match">' in body and "planted &lt;script&gt;" in body
     values = [float(v) for v in re.findall(r"<td>(\d\.\d\d)</td>", body)]

@@ -274,8 +274,8 @@ def _set_label(placement: PassagePlacement, finding: Finding) -> str:
 
 
 def _strip(placement: PassagePlacement, method: MethodPlacement, finding: Finding, name: str, key: str) -> None:
-    """One placed method as a strip: grey dots for the compared fresh passages, a diamond for the passage."""
-    title = f"Grey dots: {method.n_compared} {_set_label(placement, finding)} · further right = more predictable"
+    """One placed method as a strip: light blue dots for the compared fresh passages, a diamond for the passage."""
+    title = f"Dots: {method.n_compared} {_set_label(placement, finding)} · further right = more predictable"
     st.plotly_chart(placement_strip(method, name, set_label=_set_label(placement, finding), title=title),
                     width="stretch", key=key)
 

@@ -25,8 +25,10 @@ SETTLE_TIMEOUT_S = 120.0
 
 SCROLL_TO_FINDING_JS = """<script>
 (function go(tries) {
-  const el = document.querySelector('.leaklens-finding');
-  if (el) { el.style.scrollMarginTop = '4rem'; el.scrollIntoView({behavior: 'smooth', block: 'start'}); }
+  const banner = document.querySelector('.leaklens-finding');
+  // The result area's top: the result's own title stays in view above its verdict.
+  const el = banner && (banner.closest('.st-key-result_area') || banner);
+  if (el) { el.style.scrollMarginTop = '4rem'; el.scrollIntoView({behavior: 'auto', block: 'start'}); }
   else if (tries > 0) { setTimeout(() => go(tries - 1), 200); }
 })(25);
 </script>"""
@@ -122,5 +124,6 @@ def cancelled_notice(key: str) -> bool:
 
 
 def scroll_to_finding() -> None:
-    """Bring the first verdict banner (``.leaklens-finding``) into view; call after drawing a fresh result."""
+    """Bring the first verdict banner (``.leaklens-finding``) into view with the result's title above it; call
+    after drawing a fresh result."""
     st.html(SCROLL_TO_FINDING_JS, unsafe_allow_javascript=True)

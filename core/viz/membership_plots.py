@@ -247,7 +247,9 @@ def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> g
                     x=[p[0] for p in points],
                     y=[p[1] for p in points],
                     mode="markers",
-                    name=f"{BASELINE_LABEL}: AUROC {baseline.auroc:.3f}",
+                    # The diamonds are two points, not a curve: say what they mark.
+                    name=f"{BASELINE_LABEL}, AUROC {baseline.auroc:.3f}: share of members it catches at 1% and 5% "
+                         "false alarms",
                     marker={"symbol": "diamond", "size": 10, "color": BASELINE_COLOUR,
                             "line": {"color": CHANCE_COLOUR, "width": 1}},
                     hovertemplate="Blind baseline (no model)<br>TPR %{y:.3f} at FPR %{x:.0%}<extra></extra>",

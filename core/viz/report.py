@@ -50,7 +50,7 @@ from core.viz.inference_plots import detector_weights, held_out_scores, split_p_
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
-from core.viz.overlap_plots import contamination_heatmap, highlighted_html
+from core.viz.overlap_plots import contamination_heatmap, highlighted_html, item_overlap_chart
 from core.viz.style import FONT_FAMILY, TEXT_COLOUR
 from core.viz.token_curve import confidence_curve, confidence_figure
 from core.viz.token_heatmap import token_heatmap_block
@@ -405,7 +405,8 @@ def _matches_table(outcome: SearchOutcome, limit: int) -> str:
 
 
 def overlap_section(outcome: SearchOutcome, *, limit: int = BEST_MATCHES) -> ReportSection:
-    """An overlap search: the eval × training heatmap (the evidence), then the best matches, text marked."""
+    """An overlap search as its page shows it: each item's overlap (what the verdict counts), the eval × training
+    heatmap when there are several pairs to compare, then the best matches, text marked."""
     report = outcome.report
     n_items = sum(report.counts.values())
     details = [f'<p class="label">Best matches ({min(limit, outcome.n_matching)} of {outcome.n_matching})</p>',
@@ -415,7 +416,8 @@ def overlap_section(outcome: SearchOutcome, *, limit: int = BEST_MATCHES) -> Rep
     return ReportSection(
         heading=f"Overlap search · {', '.join(report.evals)} in {', '.join(report.trains)}",
         finding=overlap_finding(report),
-        figures=(contamination_heatmap(report),),
+        figures=(item_overlap_chart(outcome.matches),
+                 *((contamination_heatmap(report),) if len(report.evals) * len(report.trains) > 1 else ())),
         meta=f"Overlap search · {n_items} test items · {outcome.n_matching} (item, training set) pairs with overlap",
         details="".join(details),
     )

@@ -103,7 +103,11 @@ def test_a_card_opens_its_run_and_the_heatmap_labels_sit_above_their_cells(resul
     assert "Compare methods" in body and "All runs" in body
     heatmap = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer")).first
     heatmap.scroll_into_view_if_needed()
-    heatmap_text = heatmap.inner_text()
+    # Long column names wrap onto a few lines (one tspan each): read each tick's lines joined by spaces.
+    ticks = heatmap.evaluate("h => [...h.querySelectorAll('.xtick text')].map(t => t.querySelectorAll('tspan')"
+                             ".length ? [...t.querySelectorAll('tspan')].map(s => s.textContent).join(' ') "
+                             ": t.textContent)")
+    heatmap_text = " ".join([heatmap.inner_text(), *ticks])
     for name in ("wikimia_length128.parquet", "booktection_sample.csv", TOUR_DATA, "Blind baseline"):
         assert name in heatmap_text
     assert "vs" not in heatmap_text.replace("Famous vs fresh", "")  # the inference's scores are no column
