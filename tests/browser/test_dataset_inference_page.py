@@ -43,10 +43,11 @@ def test_dataset_inference_page_runs_and_leads_with_the_verdict(app_url, browser
     assert exception_texts(page) == []
     banner = page.locator(".leaklens-finding").first
     assert "wording alone" in banner.inner_text()  # a date split: confounded, not "strong"
-    # the verdict was scrolled into view, just below Streamlit's header
+    # the result area (its title, then the verdict) was scrolled into view, just below Streamlit's header
     page.wait_for_function(
-        "() => { const r = document.querySelector('.leaklens-finding').getBoundingClientRect();"
-        " return r.top > 40 && r.top < 120; }", timeout=10_000,
+        "() => { const area = document.querySelector('.st-key-result_area').getBoundingClientRect();"
+        " const r = document.querySelector('.leaklens-finding').getBoundingClientRect();"
+        " return area.top > 40 && area.top < 120 && r.bottom <= window.innerHeight; }", timeout=10_000,
     )
     charts = page.locator(".js-plotly-plot")
     assert charts.count() == 3

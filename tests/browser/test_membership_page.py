@@ -60,10 +60,12 @@ def test_cancel_stops_the_run_says_how_far_it_got_and_run_again_resumes(app_url,
     assert page.locator(".st-key-cancelled_mb").count() == 0
     body = page.locator('[data-testid="stMain"]').inner_text()
     assert f"{N_TEXTS - stopped_at} texts scored" in body  # only the texts left
-    # The verdict banner was scrolled into view (just below Streamlit's header) once the run ended.
+    # The result area (its title, then the verdict) was scrolled into view just below Streamlit's header once the
+    # run ended, the whole verdict on screen.
     page.wait_for_function(
-        "() => { const r = document.querySelector('.leaklens-finding').getBoundingClientRect();"
-        " return r.top > 40 && r.top < 120; }", timeout=10_000,
+        "() => { const area = document.querySelector('.st-key-result_area').getBoundingClientRect();"
+        " const r = document.querySelector('.leaklens-finding').getBoundingClientRect();"
+        " return area.top > 40 && area.top < 120 && r.bottom <= window.innerHeight; }", timeout=10_000,
     )
     page.screenshot(path=str(screenshot_dir / "membership_resumed_1440x900.png"))
 
