@@ -9,7 +9,7 @@ import streamlit as st
 from core.data.demo import dataset_label
 from core.data.labelled import KNOWN_DATASETS, LabelledDataset, labelled_from_table, load_labelled_dataset
 from core.data.tables import load_uploaded
-from core.engine.auxiliary import auxiliary_cost
+from core.methods.auxiliary import auxiliary_cost
 from core.errors import LeakLensError
 from core.membership.benchmark import (
     DEFAULT_BATCH_SIZE,

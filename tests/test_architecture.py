@@ -95,3 +95,86 @@ def test_pages_hold_no_bare_strings_streamlit_would_print():
         and isinstance(node.value.value, str)
     ]
     assert found == [], f"bare strings a page would print: {found}"
+
+
+# ------------------------------------------------------------------------------------------ one-way layers
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core", "core.errors"),
+    ("core.files",),
+    ("core.config",),
+    ("core.data",),
+    ("core.engine",),
+    ("core.methods",),
+    ("core.stats",),
+    ("core.store",),
+    ("core.membership", "core.leakage", "core.mcq", "core.overlap"),
+    ("core.inference",),
+    ("core.results",),
+    ("core.viz",),
+    ("core.cli",),
+    ("core.__main__",),
+    ("ui",),
+    ("pages", "app"),
+)
+"""Lowest first, as ``docs/architecture.md`` draws them: a module imports only from its own package or from a
+lower layer. Packages sharing a layer (the four feature packages) import none of each other."""
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(rank, package) of a module: the longest ``LAYERS`` entry that is the module or a package holding it."""
+    best: tuple[int, str] | None = None
+    for rank, packages in enumerate(LAYERS):
+        for package in packages:
+            holds = module == package or module.startswith(package + ".")
+            if holds and (best is None or len(package) > len(best[1])):
+                best = (rank, package)
+    if best is None:
+        raise ValueError(f"{module} is in no layer: add its package to LAYERS")
+    return best
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that points up a layer or sideways into another package of the same layer."""
+    found = []
+    for module, imported in sorted(graph.items()):
+        rank, package = layer_of(module)
+        for target in sorted(imported):
+            target_rank, target_package = layer_of(target)
+            if target_rank > rank or (target_rank == rank and target_package != package):
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def _whole_graph() -> dict[str, set[str]]:
+    """Imports of every module of core/, ui/, pages/ and app.py, lazy ones included, as module names."""
+    root = CORE.parent
+    files = {p: _module_name(p) for p in CORE.rglob("*.py")}
+    files |= {p: ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+              for p in [*root.joinpath("ui").rglob("*.py"), *root.joinpath("pages").glob("*.py"), root / "app.py"]}
+    graph: dict[str, set[str]] = {}
+    for path, name in files.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets.add(node.module)
+        graph[name] = {t for t in targets if t.split(".")[0] in ("core", "ui", "pages")} - {name}
+    return graph
+
+
+def test_every_import_points_down_the_layers():
+    violations = layer_violations(_whole_graph())
+    assert violations == [], "imports that point up (or across) the layers:\n" + "\n".join(violations)
+
+
+def test_the_layer_check_finds_a_planted_upward_import():
+    graph = {
+        "core.engine.scoring": {"core.data.text"},  # down: fine
+        "core.engine.auxiliary": {"core.methods.base"},  # up
+        "core.mcq.stored": {"core.membership.benchmark"},  # across, same layer
+        "core.data.labelled": {"core.data.fingerprint", "core.errors"},  # own package, lower: fine
+    }
+    assert layer_violations(graph) == ["core.engine.auxiliary -> core.methods.base",
+                                       "core.mcq.stored -> core.membership.benchmark"]

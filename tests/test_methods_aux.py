@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from core.engine.auxiliary import auxiliary_cost, compute_auxiliary, needed_passes
+from core.methods.auxiliary import auxiliary_cost, compute_auxiliary, needed_passes
 from core.engine.models import tiny_random_model, wrap_model
-from core.engine.neighbours import (
+from core.methods.neighbours import (
     WordSlot,
     build_neighbours,
     count_words,

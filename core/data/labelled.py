@@ -18,7 +18,7 @@ from core.config import PROJECT_ROOT
 from core.data.tables import SkippedRow, Table, load_rows, skipped_summary
 from core.data.text import unicode_problem
 from core.errors import DataError
-from core.store.fingerprint import fingerprint_rows
+from core.data.fingerprint import fingerprint_rows
 
 TEXT_COLUMN_NAMES = ("input", "Example_A", "text", "passage", "content", "document", "sentence")
 """Text columns tried in order: WikiMIA, DE-COP (BookTection / arXivTection), then common names."""

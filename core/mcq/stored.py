@@ -25,7 +25,7 @@ from core.mcq.permutation import QuestionOrders
 from core.mcq.probes import Probe
 from core.mcq.shuffle import shuffle_questions
 from core.mcq.study import MCQReport, QuestionOutcome, assemble_report, probe_questions
-from core.store.fingerprint import fingerprint_rows
+from core.data.fingerprint import fingerprint_rows
 from core.store.results import ResultStore, RunInfo, SampleRow
 from core.store.runloop import RunRequest, run_resumable
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.engine.auxiliary import compute_auxiliary, needed_passes
+from core.methods.auxiliary import compute_auxiliary, needed_passes
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import MAX_KGRAM, TokenRecords, score_texts

@@ -29,7 +29,7 @@ from core.errors import DataError, LeakLensError
 from core.membership.benchmark import KIND, SCORE_DEFINITIONS
 from core.membership.summary import Calibration
 from core.methods import Method, default_methods, score_all
-from core.store.fingerprint import fingerprint_rows
+from core.data.fingerprint import fingerprint_rows
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
 from core.store.runloop import RunRequest, run_resumable, weights_changed_note

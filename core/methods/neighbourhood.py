@@ -2,8 +2,8 @@
 
 A model that memorised a passage gives it clearly lower loss than near-identical rewordings; for unseen
 text the rewordings are about as likely as the original. Score = mean neighbour loss − passage loss
-(higher = more likely a member). Neighbours come from ``core.engine.neighbours`` (the target model's own top
-alternatives for a seeded random fraction of the words), computed once by ``core.engine.auxiliary``.
+(higher = more likely a member). Neighbours come from ``core.methods.neighbours`` (the target model's own top
+alternatives for a seeded random fraction of the words), computed once by ``core.methods.auxiliary``.
 """
 
 from __future__ import annotations

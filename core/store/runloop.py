@@ -18,7 +18,7 @@ from typing import Any
 from core.engine import distributed
 from core.engine.progress import ProgressCallback
 from core.errors import LeakLensError
-from core.store.fingerprint import fingerprint_rows
+from core.data.fingerprint import fingerprint_rows
 from core.store.results import ResultStore, RunFinishedError, RunInfo, SampleRow, run_id_for
 
 log = logging.getLogger(__name__)

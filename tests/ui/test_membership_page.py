@@ -58,7 +58,7 @@ def test_missing_file_and_bad_column_give_clear_errors(store_path, open_page):
 
 
 def test_demo_is_offered_and_extra_methods_show_the_passes_they_cost(store_path, open_page):
-    from core.engine.auxiliary import auxiliary_cost
+    from core.methods.auxiliary import auxiliary_cost
     from core.methods import parse_methods
 
     app = open_page(PAGE)
