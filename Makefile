@@ -1,4 +1,6 @@
-# LeakLens: `make run` starts the dashboard, `make test` runs ruff and the whole suite. Both set up .venv first.
+# LeakLens: `make run` starts the dashboard; `make test` checks format, lint and types, then runs the whole suite;
+# `make test-fast` skips the browser, Elasticsearch, fine-tuning and 135M-model tests; `make lint` only checks.
+# Each sets up .venv first.
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -11,7 +13,7 @@ DEV_HASH := $(shell cat requirements.txt requirements-dev.txt | sha256sum | cut 
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
 
-.PHONY: run test setup setup-dev bench clean-venv
+.PHONY: run test test-fast lint setup setup-dev bench clean-venv
 
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.address localhost --server.port $(PORT)
@@ -38,9 +40,17 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	rm -f $(VENV)/.installed-dev-*
 	touch $@
 
-test: setup-dev
+lint: setup-dev
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: lint
 	bash scripts/run_tests.sh
+
+# The slow mark covers the bundled 135M model, Elasticsearch and fine-tuning; browser tests drive Chromium.
+test-fast: lint
+	bash scripts/run_tests.sh -m "not slow and not browser"
 
 bench: setup
 	$(PY) -m bench.scoring

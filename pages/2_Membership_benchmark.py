@@ -9,7 +9,6 @@ import streamlit as st
 from core.data.demo import dataset_label
 from core.data.labelled import KNOWN_DATASETS, LabelledDataset, labelled_from_table, load_labelled_dataset
 from core.data.tables import load_uploaded
-from core.methods.auxiliary import auxiliary_cost
 from core.errors import LeakLensError
 from core.membership.benchmark import (
     DEFAULT_BATCH_SIZE,
@@ -20,6 +19,7 @@ from core.membership.benchmark import (
 )
 from core.membership.finding import membership_finding
 from core.methods import default_methods, parse_methods
+from core.methods.auxiliary import auxiliary_cost
 from core.methods.reference import DEFAULT_REFERENCE
 from core.store.results import ResultStore
 from core.viz.membership_plots import auroc_bars, member_score_histogram, roc_overlay, top_methods

@@ -20,7 +20,7 @@ from core.inference.run import (
     progress_batch_size,
     run_dataset_inference,
 )
-from core.inference.statistic import DEFAULT_SPLITS, texts_needed
+from core.inference.statistic import DEFAULT_SPLITS, texts_for_power
 from core.membership.benchmark import KIND
 from core.methods import default_methods, parse_methods
 from core.store.results import ResultStore
@@ -227,7 +227,7 @@ def _show(inference: DatasetInference) -> None:
         cols[3].metric("Wording alone (blind AUROC)", "n/a" if blind is None else f"{blind.auroc:.2f}",
                        help="A bag-of-words classifier that never sees the model; near 0.5 means the sets read "
                             "alike.")
-        needed = texts_needed(result.effect_size)
+        needed = texts_for_power(result.effect_size)
         st.caption("An effect of this size needs about "
                    f"{needed} texts per set for an 80% chance of p < 0.05." if needed else
                    "The scores point away from the suspect set (its texts look less familiar to the model), so more "

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import streamlit as st
 
 from core.errors import LeakLensError
-from core.inference.run import KIND as INFERENCE_KIND
-from core.leakage.comparison import COMPARISON_KIND
-from core.mcq.stored import KIND as MCQ_KIND
-from core.membership.benchmark import KIND as MEMBERSHIP_KIND
 from core.membership.benchmark import latest_per_dataset
-from core.results.stored import RunCard, StoredResult, run_card, try_open
-from core.store.overview import (
-    DELTA_KIND,
-    STORY_KINDS,
+from core.results.kinds import MEMBERSHIP_KIND, STORY_KINDS, kind_label
+from core.results.overview import (
+    PER_MODEL_KINDS,
     delta_table,
     filter_runs,
-    kind_label,
     opened_run,
     parts_of,
     run_details,
@@ -27,16 +18,13 @@ from core.store.overview import (
     story_runs,
     unfinished_runs,
 )
+from core.results.report import stored_runs_report
 from core.store.results import ResultStore, RunInfo
-from core.viz.inference_plots import detector_weights, held_out_scores, split_p_values
-from core.viz.leakage_plots import delta2_bars, delta_bars
-from core.viz.mcq_plots import mcq_score_distribution, rank_histogram
-from core.viz.membership_plots import auroc_bars, auroc_heatmap, roc_overlay, top_methods
-from core.viz.report import results_csv, stored_csv, stored_runs_report
+from core.viz.membership_plots import auroc_heatmap
+from core.viz.report import results_csv
 from core.viz.run_cards import card_html
-from ui.common import metric_columns
-from ui.finding import finding_banner
 from ui.layout import controls, details, result_first_page, scroll_to_result_area
+from ui.results import card, reopened, show_run
 
 INTRO = ("Every run stored on this machine, from this dashboard or the command line (`python -m core mia ...`, "
          "`mcq ...`, `delta ...`, `dataset-inference ...`): the most recent one opens here, every run's verdict is "
@@ -58,130 +46,9 @@ stories = story_runs(runs)
 frame = result_first_page("Results", INTRO, has_result=bool(stories), present_intro=PRESENT_INTRO)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
-def _reopened(path: str, run_id: str, finished_at: float | None) -> tuple[StoredResult | None, str | None]:
-    """A finished run rebuilt once per run (finished runs never change), or why it cannot be."""
-    stored = ResultStore(path)
-    run = stored.get_run(run_id)
-    if run is None:
-        return None, "This run is no longer stored."
-    return try_open(stored, run)
-
-
-def _open(run: RunInfo) -> tuple[StoredResult | None, str | None]:
-    return _reopened(str(store.path), run.run_id, run.finished_at)
-
-
-def _card(run: RunInfo) -> RunCard:
-    return run_card(run, *_open(run))
-
-
 def _choose(run_id: str) -> None:
     st.session_state[OPEN_KEY] = (run_id, stories[0].run_id)
     st.session_state[SCROLL_KEY] = True
-
-
-# ------------------------------------------------------------------------------------- one run, by kind
-
-
-@contextmanager
-def _more(key: str) -> Iterator[None]:
-    """What backs the opened run's verdict up, folded: the list of runs stays close under the verdict."""
-    with details(key), st.expander("Tables and further charts", key=f"results_more_{key}"):
-        yield
-
-
-def _exports(stored: StoredResult) -> None:
-    """This run's downloads, named for what they hold."""
-    with controls("run_exports"):
-        csv = stored_csv(stored)
-        left, right, _ = st.columns([1, 1, 2])
-        left.download_button("Report of this run (HTML)", lambda: stored_runs_report(store, [stored.run]),
-                             file_name=f"leaklens_{stored.kind}_report.html", mime="text/html",
-                             key="results_run_html", help="Opens in any browser without the app or a network.")
-        right.download_button(csv.label, csv.text, file_name=csv.file_name, mime="text/csv", key="results_run_csv",
-                              help="Every row starts with the verdict, the model and the data.")
-
-
-def _show_membership(stored: StoredResult) -> None:
-    result = stored.result
-    st.plotly_chart(auroc_bars(result), width="stretch", key="results_bars")
-    _exports(stored)
-    with _more("membership"):
-        members = sum(result.labels)
-        st.caption(f"Membership benchmark · {result.n} texts ({members} members, {result.n - members} non-members)")
-        st.dataframe(
-            [{"method": r["label"], "AUROC": r["auroc"], "CI low": r["ci_low"], "CI high": r["ci_high"],
-              "TPR@1%FPR": r["tpr_at_1_fpr"], "TPR@5%FPR": r["tpr_at_5_fpr"]} for r in result.table_rows()],
-            hide_index=True, width="stretch",
-            column_config=metric_columns(("AUROC", "CI low", "CI high", "TPR@1%FPR", "TPR@5%FPR")),
-        )
-        for note in result.notes:
-            st.caption(f"Note: {note}")
-        available = [k for k in result.method_keys if result.metrics.get(k) is not None]
-        with controls("roc"):
-            shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
-                                   format_func=lambda k: result.method_labels.get(k, k), key="results_roc_methods")
-        st.plotly_chart(roc_overlay(result, shown), width="stretch", key="results_roc")
-
-
-def _show_mcq(stored: StoredResult) -> None:
-    report = stored.result
-    st.plotly_chart(mcq_score_distribution(report, "completion"), width="stretch", key="results_mcq_completion")
-    _exports(stored)
-    with _more("mcq"):
-        st.caption(f"Multiple-choice test · {len(report.original.results)} questions · "
-                   f"{report.original.n_options} options each · shuffle seed {report.mitigation.seed}")
-        st.plotly_chart(mcq_score_distribution(report, "next_token"), width="stretch", key="results_mcq_next")
-        if report.permutation is not None:
-            st.plotly_chart(rank_histogram(report), width="stretch", key="results_mcq_ranks")
-        run = stored.run
-        st.dataframe(report.to_dict(model=run.model, benchmark=run.dataset)["summary"], hide_index=True,
-                     width="stretch", key="results_mcq_summary")
-        with st.expander("Per question"):
-            st.dataframe(report.question_rows(), hide_index=True, width="stretch", key="results_mcq_questions")
-
-
-def _show_delta(stored: StoredResult) -> None:
-    leakage = stored.result
-    st.plotly_chart(delta_bars(leakage), width="stretch", key="results_delta_bars")
-    _exports(stored)
-    with _more("delta"):
-        first = leakage.models[0].stats
-        st.caption(f"Loss-delta test · {first.n_test} benchmark and {first.n_ref} reference problems · "
-                   f"{'paired by task id' if leakage.paired else 'unpaired'} · significance test: {leakage.test_used}")
-        if leakage.delta2_table():
-            st.plotly_chart(delta2_bars(leakage), width="stretch", key="results_delta2_bars")
-        st.dataframe(leakage.delta_table(), hide_index=True, width="stretch", key="results_delta_models")
-
-
-def _show_inference(stored: StoredResult) -> None:
-    inference = stored.result
-    st.plotly_chart(held_out_scores(inference), width="stretch", key="results_inference_scores")
-    _exports(stored)
-    with _more("inference"):
-        result = inference.result
-        st.caption(f"Dataset inference · {result.n_suspect} suspect and {result.n_validation} validation texts · "
-                   f"{len(result.split_p_values)} random splits · p = {result.p_value:.2g}")
-        st.plotly_chart(detector_weights(inference), width="stretch", key="results_inference_weights")
-        st.plotly_chart(split_p_values(inference), width="stretch", key="results_inference_splits")
-
-
-SHOW = {MEMBERSHIP_KIND: _show_membership, MCQ_KIND: _show_mcq, COMPARISON_KIND: _show_delta,
-        INFERENCE_KIND: _show_inference}
-
-
-def _show_run(run: RunInfo, why_shown: str) -> None:
-    """The opened run: what it is about, its verdict, the chart that carries it, then the rest in details."""
-    stored, why = _open(run)
-    card = _card(run)
-    st.subheader(f"{card.data} · {card.model}")
-    st.caption(f"{card.test} · finished {card.date} · {why_shown}")
-    if stored is None:
-        st.warning(why)
-        return
-    finding_banner(stored.finding)
-    SHOW[run.kind](stored)
 
 
 # ------------------------------------------------------------------------------------------------ page
@@ -210,16 +77,16 @@ if stories:
                       "resumes when started again with the same data, model and settings)" if unfinished else ""))
         with st.container(height=620 if len(listed) > MANY_CARDS else "content", border=False):
             for run in listed:
-                card = _card(run)
+                shown = card(store, run)
                 is_open = opened is not None and run.run_id == opened.run_id
                 text, button = st.columns([9, 1], vertical_alignment="center")
-                text.markdown(card_html(card, opened=is_open), unsafe_allow_html=True)
-                if not is_open and card.finding is not None:
+                text.markdown(card_html(shown, opened=is_open), unsafe_allow_html=True)
+                if not is_open and shown.finding is not None:
                     with button, controls(f"open_{run.run_id}"):
                         st.button("Open", key=f"results_open_{run.run_id}", on_click=_choose, args=(run.run_id,),
                                   width="stretch")
-        reportable = [r for r in listed if _open(r)[0] is not None]
-        membership = [_open(r)[0].result for r in reportable if r.kind == MEMBERSHIP_KIND]
+        reportable = [r for r in listed if reopened(store, r)[0] is not None]
+        membership = [reopened(store, r)[0].result for r in reportable if r.kind == MEMBERSHIP_KIND]
         with controls("exports"):
             left, right, _ = st.columns([1, 1, 1])
             many = f"{len(reportable)} listed runs" if len(reportable) != 1 else "listed run"
@@ -247,7 +114,7 @@ if stories:
                 why_shown = "opened from the list below"
             else:
                 why_shown = "the most recent run the filters below let through"
-            _show_run(opened, why_shown)
+            show_run(store, opened, why_shown)
 
     if membership:
         with details("compare"):
@@ -295,10 +162,10 @@ if runs:
             st.dataframe(rows, hide_index=True, width="stretch",
                          column_order=["test", "dataset", "model", "status", "done", "total", "started (UTC)",
                                        "finished (UTC)"])
-        if any(r.kind == DELTA_KIND for r in table_runs):
+        if any(r.kind in PER_MODEL_KINDS for r in table_runs):
             with st.expander("Stored losses per problem set"):
                 st.caption("Each model's loss on each problem set, reused by every loss-delta comparison of it.")
-                if any(r.kind == DELTA_KIND and r.run_id not in parts_of(runs) for r in table_runs):
+                if any(r.kind in PER_MODEL_KINDS and r.run_id not in parts_of(runs) for r in table_runs):
                     st.caption("Losses stored by an older LeakLens are kept per problem set only, with no verdict: "
                                "open them as a comparison by running the test again (Loss delta page or "
                                "`python -m core delta ...`); the stored losses are reused, so no model scores a set "

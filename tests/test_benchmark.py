@@ -59,7 +59,9 @@ def test_scores_and_metrics_match_independent_paths(tmp_path, tiny_lm, wikimia_s
     )
     assert loader.calls == ["tiny-random"]
     assert seen == [(0, 20), (7, 20), (14, 20), (20, 20)]
-    assert result.n == 20 and result.n_computed == 20 and result.status == FINISHED
+    assert result.n == 20
+    assert result.n_computed == 20
+    assert result.status == FINISHED
     assert [s.sample_id for s in result.samples] == ds.ids
     assert result.labels == ds.labels
     direct = analyse_passages(tiny_lm, ds.texts, methods)  # one pass over all texts, no batching
@@ -74,7 +76,8 @@ def test_scores_and_metrics_match_independent_paths(tmp_path, tiny_lm, wikimia_s
     assert result.ensemble == ensemble({k: result.scores(k) for k in result.method_keys}, ds.labels)
     fpr, tpr = result.roc("loss")
     want_fpr, want_tpr = roc_points(ds.labels, result.scores("loss"))
-    assert fpr == want_fpr.tolist() and tpr == want_tpr.tolist()
+    assert fpr == want_fpr.tolist()
+    assert tpr == want_tpr.tolist()
 
 
 def test_finished_run_comes_from_store_without_model(tmp_path, tiny_lm, wikimia_small):
@@ -87,12 +90,19 @@ def test_finished_run_comes_from_store_without_model(tmp_path, tiny_lm, wikimia_
 
     again = run_membership_benchmark(wikimia_small, "tiny-random", parse_methods(METHODS), store=store,
                                      load_model=refuse)
-    assert again.n_computed == 0 and again.from_store and again.elapsed_s < 5
-    assert again.metrics == first.metrics and again.blind_baseline == first.blind_baseline
-    assert again.ensemble == first.ensemble and again.to_json() == first.to_json()
+    assert again.n_computed == 0
+    assert again.from_store
+    assert again.elapsed_s < 5
+    assert again.metrics == first.metrics
+    assert again.blind_baseline == first.blind_baseline
+    assert again.ensemble == first.ensemble
+    assert again.to_json() == first.to_json()
     (run,) = store.list_runs(KIND)
-    assert run.status == FINISHED and run.n_done == 20 and run.n_total == 20
-    assert run.dataset == "wikimia_length128.parquet" and run.model == "tiny-random"
+    assert run.status == FINISHED
+    assert run.n_done == 20
+    assert run.n_total == 20
+    assert run.dataset == "wikimia_length128.parquet"
+    assert run.model == "tiny-random"
     rebuilt = result_from_store(store, run)
     assert rebuilt.to_json() == first.to_json()
     assert [r.run_id for r in stored_results(store)] == [first.run_id]
@@ -113,8 +123,10 @@ def test_runs_stored_under_older_score_definitions_are_kept_but_not_reused(tmp_p
 
     loader = CountingLoader(tiny_lm)
     current = run_membership_benchmark(wikimia_small, "tiny-random", methods, store=store, load_model=loader)
-    assert loader.calls == ["tiny-random"] and current.n_computed == wikimia_small.n  # scored afresh
-    assert current.run_id != old.run_id and OLD_DEFINITIONS_NOTE not in current.notes
+    assert loader.calls == ["tiny-random"]
+    assert current.n_computed == wikimia_small.n  # scored afresh
+    assert current.run_id != old.run_id
+    assert OLD_DEFINITIONS_NOTE not in current.notes
     assert {r.run_id for r in store.list_runs(KIND)} == {old.run_id, current.run_id}  # nothing deleted
     assert result_from_store(store, store.get_run(old.run_id)).notes[0] == OLD_DEFINITIONS_NOTE
     assert OLD_DEFINITIONS_NOTE not in result_from_store(store, store.get_run(current.run_id)).notes
@@ -132,13 +144,15 @@ def test_interrupted_run_resumes_only_missing(tmp_path, tiny_lm, wikimia_small):
         run_membership_benchmark(wikimia_small, "tiny-random", methods, store=store, batch_size=5,
                                  load_model=CountingLoader(tiny_lm), progress=stop_after_two_batches)
     (run,) = store.list_runs(KIND)
-    assert run.status == INTERRUPTED and run.n_done == 10
+    assert run.status == INTERRUPTED
+    assert run.n_done == 10
     assert store.done_sample_ids(run.run_id) == set(wikimia_small.ids[:10])
 
     seen = []
     resumed = run_membership_benchmark(wikimia_small, "tiny-random", methods, store=store, batch_size=5,
                                        load_model=CountingLoader(tiny_lm), progress=lambda d, t: seen.append(d))
-    assert resumed.n_computed == 10 and seen == [10, 15, 20]
+    assert resumed.n_computed == 10
+    assert seen == [10, 15, 20]
     fresh = run_membership_benchmark(wikimia_small, "tiny-random", methods, store=ResultStore(tmp_path / "b.sqlite"),
                                      load_model=CountingLoader(tiny_lm))
     for key in fresh.method_keys:
@@ -151,14 +165,18 @@ def test_json_document_format(tmp_path, tiny_lm, wikimia_small):
                                       store=ResultStore(tmp_path / "r.sqlite"), load_model=CountingLoader(tiny_lm))
     doc = json.loads(json.dumps(result.to_json(), allow_nan=False))
     assert list(doc) == ["dataset", "model", "n", "methods", "blind_baseline", "ensemble", "samples"]
-    assert doc["dataset"] == "wikimia_length128.parquet" and doc["model"] == "tiny-random" and doc["n"] == 20
+    assert doc["dataset"] == "wikimia_length128.parquet"
+    assert doc["model"] == "tiny-random"
+    assert doc["n"] == 20
     assert list(doc["methods"]) == ["loss", "zlib", "min_k_20"]
     for entry in [*doc["methods"].values(), doc["blind_baseline"], doc["ensemble"]]:
         assert set(entry) == {"auroc", "ci", "tpr_at_1_fpr", "tpr_at_5_fpr"}
-        assert len(entry["ci"]) == 2 and entry["ci"][0] <= entry["auroc"] <= entry["ci"][1]
+        assert len(entry["ci"]) == 2
+        assert entry["ci"][0] <= entry["auroc"] <= entry["ci"][1]
     assert doc["methods"]["loss"]["auroc"] == result.metrics["loss"].auroc
     sample = doc["samples"][0]
-    assert set(sample) == {"id", "label", "scores"} and sample["id"] == wikimia_small.ids[0]
+    assert set(sample) == {"id", "label", "scores"}
+    assert sample["id"] == wikimia_small.ids[0]
     assert set(sample["scores"]) == {"loss", "zlib", "min_k_20"}
     assert sample["scores"]["loss"] == pytest.approx(result.scores("loss")[0])
 
@@ -206,14 +224,18 @@ def test_tiny_dataset_and_unscorable_method(tmp_path, tiny_lm):
     methods = [*parse_methods(["loss"]), Undefined()]
     result = run_membership_benchmark(ds, "tiny-random", methods, store=ResultStore(tmp_path / "r.sqlite"),
                                       load_model=CountingLoader(tiny_lm))
-    assert result.metrics["loss"] is not None and result.metrics["loss"].n == 4
+    assert result.metrics["loss"] is not None
+    assert result.metrics["loss"].n == 4
     assert result.metrics["undefined"] is None
     assert any(note.startswith("undefined:") for note in result.notes)
-    assert result.blind_baseline is not None and result.ensemble is not None  # 2-fold with two per class
+    assert result.blind_baseline is not None
+    assert result.ensemble is not None  # 2-fold with two per class
     doc = json.loads(json.dumps(result.to_json(), allow_nan=False))
-    assert doc["methods"]["undefined"] is None and doc["samples"][0]["scores"]["undefined"] is None
+    assert doc["methods"]["undefined"] is None
+    assert doc["samples"][0]["scores"]["undefined"] is None
     rows_out = {r["method"]: r for r in result.table_rows()}
-    assert rows_out["undefined"]["auroc"] is None and rows_out["blind_baseline"]["auroc"] is not None
+    assert rows_out["undefined"]["auroc"] is None
+    assert rows_out["blind_baseline"]["auroc"] is not None
 
 
 def test_display_names():

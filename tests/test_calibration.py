@@ -37,7 +37,8 @@ def test_members_and_non_members_per_method_without_missing_scores(tmp_path):
     assert calibration.members == {"loss": [-1.0, -2.0], "zlib": [-0.1]}
     assert calibration.non_members == {"loss": [-5.0], "zlib": [-0.5, -0.6]}
     assert calibration.name == calibration_label(run)
-    assert "wikimia.parquet" in calibration.name and "tiny-random" in calibration.name
+    assert "wikimia.parquet" in calibration.name
+    assert "tiny-random" in calibration.name
     assert all(math.isfinite(v) for side in (calibration.members, calibration.non_members)
                for values in side.values() for v in values)
     # The passage's scores are placed among them exactly as with a hand-made calibration set.

@@ -60,7 +60,8 @@ def test_shipped_set_has_enough_unique_passages_spread_over_lengths():
     assert len({p.text for p in passages}) == len(passages)
     assert all(re.fullmatch(r"fresh-cal-\d{3}", p.id) for p in passages)
     lengths = [_words(p.text) for p in passages]
-    assert min(lengths) >= 40 and max(lengths) <= 250
+    assert min(lengths) >= 40
+    assert max(lengths) <= 250
     thirds = [sum(lo <= n < hi for n in lengths) for lo, hi in ((40, 110), (110, 180), (180, 251))]
     assert all(count >= 15 for count in thirds), thirds
 
@@ -68,8 +69,10 @@ def test_shipped_set_has_enough_unique_passages_spread_over_lengths():
 def test_shipped_passages_are_plain_prose_independent_of_the_other_shipped_texts():
     passages = load_fresh_passages()
     for p in passages:
-        assert "\n" not in p.text and not re.match(r"\s*([-*•]|\d+[.)])\s", p.text), p.id  # prose, not lists
-        assert p.text.strip() == p.text and p.text[-1] in ".!?\"'", p.id
+        assert "\n" not in p.text, p.id
+        assert not re.match(r"\s*([-*•]|\d+[.)])\s", p.text), p.id  # prose, not lists
+        assert p.text.strip() == p.text, p.id
+        assert p.text[-1] in ".!?\"'", p.id
         ascii_share = sum(c.isascii() for c in p.text) / len(p.text)
         assert ascii_share > 0.99, p.id  # English
     others = [e.text for e in EXAMPLES] + [GETTYSBURG_PARAPHRASE.text]
@@ -131,7 +134,9 @@ def test_percentiles_and_chance_match_hand_computed_values():
         min_k=[-8.0, -7.0, -6.0, -5.0, -9.0, -10.0, 9.0, 9.0],
     )
     placement = place_passage({"loss": -1.0, "min_k_20": 0.0, "zlib": 1.0}, 100, calibration, minimum=5)
-    assert not placement.widened and placement.n_similar == 6 and placement.token_range == (95, 120)
+    assert not placement.widened
+    assert placement.n_similar == 6
+    assert placement.token_range == (95, 120)
     loss, min_k = placement.methods
     # loss: 4 below (-2, -3, -4, -5), 2 tied (-1, -1): (4 + 0.5 * 2) / 6; 2 at least as high -> chance 3/7.
     assert loss.percentile == pytest.approx(100 * 5 / 6)
@@ -142,7 +147,8 @@ def test_percentiles_and_chance_match_hand_computed_values():
     assert placement.deciding is loss  # the less extreme reading decides
     assert placement.method("zlib") is None  # only the placed methods
     chart = loss.chart_data()
-    assert chart["passage_score"] == -1.0 and isinstance(chart["calibration_scores"], list)
+    assert chart["passage_score"] == -1.0
+    assert isinstance(chart["calibration_scores"], list)
     assert json.loads(json.dumps(placement.to_dict()))["methods"][1]["chance"] == pytest.approx(1 / 7)
 
 
@@ -150,7 +156,8 @@ def test_missing_scores_are_skipped_and_nothing_to_place_is_refused():
     calibration = _calibration([100] * 4, loss=[-3.0, float("nan"), -1.0, -2.0])
     placement = place_passage({"loss": -1.5, "min_k_20": -1.0}, 100, calibration, minimum=2)
     (loss,) = placement.methods  # Min-K% is not in this calibration
-    assert loss.n_compared == 3 and loss.percentile == pytest.approx(100 * 2 / 3)
+    assert loss.n_compared == 3
+    assert loss.percentile == pytest.approx(100 * 2 / 3)
     with pytest.raises(LeakLensError, match="None of loss, min_k_20"):
         place_passage({"zlib": 1.0}, 100, calibration)
     with pytest.raises(LeakLensError, match="None of"):
@@ -212,7 +219,8 @@ def test_headlines_are_plain_and_never_overstate_the_share():
     assert "99.75" not in placement_finding(_placed(1, 200)).headline
     assert "than 99% of 200" in placement_finding(_placed(1, 200)).headline
     middle = placement_finding(_placed(100, 200))
-    assert middle.level == "none" and middle.headline.startswith("No clear sign the model has seen it: more "
+    assert middle.level == "none"
+    assert middle.headline.startswith("No clear sign the model has seen it: more "
                                                                  "predictable than 50% of 200")
     bottom = placement_finding(_placed(200, 200))
     assert bottom.headline == ("No sign the model has seen it: less predictable than all 200 freshly written "
@@ -221,10 +229,12 @@ def test_headlines_are_plain_and_never_overstate_the_share():
 
 def test_the_less_extreme_method_decides_and_the_other_is_named():
     finding = placement_finding(_placed(15, 200, min_k_rank=0))  # loss 92.5th, Min-K% above all
-    assert finding.level == "weak" and finding.numbers.startswith("loss:")
+    assert finding.level == "weak"
+    assert finding.numbers.startswith("loss:")
     assert any("Min-20% alone places it higher" in c for c in finding.caveats)
     reverse = placement_finding(_placed(0, 200, min_k_rank=15))
-    assert reverse.level == "weak" and reverse.numbers.startswith("Min-20%:")
+    assert reverse.level == "weak"
+    assert reverse.numbers.startswith("Min-20%:")
 
 
 def test_a_widened_comparison_says_so():
@@ -251,18 +261,23 @@ def test_fresh_scores_are_computed_once_and_read_back_from_the_store(tmp_path, t
     first = stored_fresh_calibration("tiny-random", get_model=get_model, store=store, setup=CPU,
                                      passages=passages, batch_size=8)
     assert loads == [1]  # loaded once for three batches
-    assert first.n_computed == 20 and not first.from_store
+    assert first.n_computed == 20
+    assert not first.from_store
     assert first.ids == tuple(p.id for p in passages)
     assert set(first.scores) == {m.key for m in fresh_methods()} >= {"loss", "min_k_20"}
     assert all(n > 0 for n in first.n_tokens)
-    assert all(np.isfinite(first.scores["loss"])) and all(np.isfinite(first.scores["min_k_20"]))
+    assert all(np.isfinite(first.scores["loss"]))
+    assert all(np.isfinite(first.scores["min_k_20"]))
 
     again = stored_fresh_calibration("tiny-random", get_model=_refuse_model, store=store, setup=CPU,
                                      passages=passages)
-    assert again.from_store and again.run_id == first.run_id
+    assert again.from_store
+    assert again.run_id == first.run_id
     assert (again.scores, again.n_tokens) == (first.scores, first.n_tokens)
     (run,) = store.list_runs(FRESH_KIND)
-    assert run.finished and run.n_done == 20 and run.model == "tiny-random"
+    assert run.finished
+    assert run.n_done == 20
+    assert run.model == "tiny-random"
 
     # Another precision or another passage set is another calibration: it needs the model.
     with pytest.raises(AssertionError, match="the model was loaded"):
@@ -303,7 +318,8 @@ def test_gettysburg_stands_out_from_fresh_text_and_the_fresh_example_does_not(tm
     for name, placement in (("gettysburg", placed_famous), ("fresh", placed_fresh)):
         print(name, placement.n_tokens, placement.n_similar,
               {m.method_key: round(m.percentile, 1) for m in placement.methods})
-    assert placed_famous.n_similar >= 15 and placed_fresh.n_similar >= 15
+    assert placed_famous.n_similar >= 15
+    assert placed_fresh.n_similar >= 15
     assert placed_famous.method("loss").percentile > 90
     assert placed_famous.method("min_k_20").percentile > 90
     assert placed_fresh.method("loss").percentile < 90

@@ -54,15 +54,20 @@ def test_cancelled_membership_run_stops_within_a_batch_and_resumes_the_rest(tmp_
                                  load_model=loader, progress=stop)
     assert stop.seen == [0, 2, 4]  # the stop came at the first progress update at or past 4: no batch more
     (run,) = store.list_runs(KIND)
-    assert run.status == INTERRUPTED and run.n_done == 4 and run.n_total == 10
+    assert run.status == INTERRUPTED
+    assert run.n_done == 4
+    assert run.n_total == 10
 
     seen: list[tuple[int, int]] = []
     result = run_membership_benchmark(wikimia_ten, "tiny-random", methods, store=store, batch_size=2,
                                       load_model=loader, progress=lambda d, t: seen.append((d, t)))
     assert result.n_computed == 6  # only the texts the cancelled run had not stored
-    assert seen[0] == (4, 10) and seen[-1] == (10, 10)
+    assert seen[0] == (4, 10)
+    assert seen[-1] == (10, 10)
     (run,) = store.list_runs(KIND)
-    assert run.status == FINISHED and run.n_done == 10 and run.run_id == result.run_id
+    assert run.status == FINISHED
+    assert run.n_done == 10
+    assert run.run_id == result.run_id
 
     fresh = run_membership_benchmark(wikimia_ten, "tiny-random", methods, store=ResultStore(tmp_path / "f.sqlite"),
                                      batch_size=10, load_model=loader)
@@ -89,8 +94,11 @@ def test_run_loop_never_scores_another_batch_after_a_cancel(tmp_path):
         run_resumable(store, request, ids, score_batch, lambda rows: {}, batch_size=3, progress=cancel)
     assert scored == [[0, 1, 2]]
     run = store.find_run("demo", {"k": 1})
-    assert run.status == INTERRUPTED and run.n_done == 3
+    assert run.status == INTERRUPTED
+    assert run.n_done == 3
 
     scored.clear()
     outcome = run_resumable(store, request, ids, score_batch, lambda rows: {}, batch_size=3)
-    assert scored == [[3, 4, 5], [6, 7, 8]] and outcome.n_computed == 6 and outcome.run.finished
+    assert scored == [[3, 4, 5], [6, 7, 8]]
+    assert outcome.n_computed == 6
+    assert outcome.run.finished

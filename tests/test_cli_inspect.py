@@ -50,7 +50,8 @@ def test_methods_and_max_tokens_options(capsys):
         "--methods", "loss", "min_k:k=50", "--max-tokens", "4", stderr=err,
     )
     assert set(payload["scores"]) == {"loss", "min_k_50"}
-    assert payload["n_tokens"] == 4 and payload["n_dropped"] > 0
+    assert payload["n_tokens"] == 4
+    assert payload["n_dropped"] > 0
     assert "tokens were dropped" in err[0]
 
 
@@ -59,7 +60,9 @@ def test_text_table_output(capsys, tmp_path):
     passage.write_text("A short passage read from a file.", encoding="utf-8")
     assert main(["inspect", "--model", "tiny-random", "--file", str(passage), "--methods", "loss"]) == 0
     out = capsys.readouterr().out
-    assert "perplexity:" in out and "Log-likelihood" in out and "passage" in out
+    assert "perplexity:" in out
+    assert "Log-likelihood" in out
+    assert "passage" in out
 
 
 @pytest.mark.parametrize(
@@ -75,7 +78,8 @@ def test_bad_input_is_a_one_line_error_with_exit_2(capsys, args, message):
     model = [] if "--model" in args else ["--model", "tiny-random"]
     assert main(["inspect", *model, *args]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and message in err
+    assert err.startswith("error: ")
+    assert message in err
     assert "Traceback" not in err
 
 
@@ -110,8 +114,10 @@ def test_zlib_of_a_truncated_passage_compresses_the_scored_tokens_only(capsys):
     text = FRESH * 20
     payload = run_json(capsys, "--model", "tiny-random", "--text", text, "--methods", "loss", "zlib",
                        "--max-tokens", "50")
-    assert payload["n_tokens"] == 50 and payload["n_dropped"] > 0
+    assert payload["n_tokens"] == 50
+    assert payload["n_dropped"] > 0
     scored = "".join(t["token"] for t in payload["tokens"])
-    assert text.startswith(scored) and len(scored) < len(text) // 10
+    assert text.startswith(scored)
+    assert len(scored) < len(text) // 10
     expected = payload["scores"]["loss"] / len(zlib.compress(scored.encode("utf-8")))
     assert payload["scores"]["zlib"] == pytest.approx(expected, rel=1e-9)

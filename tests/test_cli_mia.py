@@ -30,7 +30,9 @@ def test_mia_prints_table_writes_json_and_reuses_store(tmp_path, capsys, tiny_lm
     assert set(table) == {"loss", "zlib", "blind_baseline", "ensemble"}
 
     doc = json.loads(out.read_text())
-    assert doc["dataset"] == "booktection_sample.csv" and doc["model"] == "tiny-random" and doc["n"] == 12
+    assert doc["dataset"] == "booktection_sample.csv"
+    assert doc["model"] == "tiny-random"
+    assert doc["n"] == 12
     assert sorted(s["label"] for s in doc["samples"]).count(1) == 6
     for name in ("loss", "zlib"):
         entry = doc["methods"][name]
@@ -40,12 +42,15 @@ def test_mia_prints_table_writes_json_and_reuses_store(tmp_path, capsys, tiny_lm
     assert f"{doc['blind_baseline']['auroc']:.3f}" in table["blind_baseline"]
 
     (run,) = ResultStore(store_path).list_runs("mia")
-    assert run.status == FINISHED and run.n_done == 12 and run.dataset == "booktection_sample.csv"
+    assert run.status == FINISHED
+    assert run.n_done == 12
+    assert run.dataset == "booktection_sample.csv"
 
     out.unlink()
     assert main(args) == 0
     again = capsys.readouterr().out
-    assert "from the store" in again and "texts scored" not in again
+    assert "from the store" in again
+    assert "texts scored" not in again
     assert json.loads(out.read_text()) == doc
 
 
@@ -89,14 +94,17 @@ def test_killed_run_resumes_where_it_stopped(tmp_path):
     assert child.returncode == -signal.SIGKILL, child.stderr.read().decode()[-2000:]
     (run,) = store.list_runs("mia")
     n_done = run.n_done
-    assert run.status == "interrupted" and 6 <= n_done < 30 and n_done % 2 == 0  # whole batches only
+    assert run.status == "interrupted"
+    assert 6 <= n_done < 30
+    assert n_done % 2 == 0  # whole batches only
 
     resumed = subprocess.run(args + ["--out", str(tmp_path / "resumed.json")], cwd=repo, env=env,
                              capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"{30 - n_done} texts scored" in resumed.stdout
     (run,) = store.list_runs("mia")
-    assert run.status == FINISHED and run.n_done == 30
+    assert run.status == FINISHED
+    assert run.n_done == 30
 
     fresh_store = tmp_path / "fresh.sqlite"
     fresh_args = [a if a != str(store_path) else str(fresh_store) for a in args]
@@ -136,18 +144,23 @@ def test_resuming_under_another_dtype_is_refused(tmp_path, capsys):
                                  batch_size=2, progress=stop_after_first_batch,
                                  setup=resolve_setup("cpu", "float32"))
     (run,) = ResultStore(store_path).list_runs("mia")
-    assert not run.finished and run.n_done == 2 and run.meta["setup"]["dtype"] == "float32"
+    assert not run.finished
+    assert run.n_done == 2
+    assert run.meta["setup"]["dtype"] == "float32"
 
     assert main([*args, "--dtype", "bfloat16"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error:") and "dtype float32 (asked for now: bfloat16)" in err
-    assert "--dtype float32" in err and "Traceback" not in err
+    assert err.startswith("error:")
+    assert "dtype float32 (asked for now: bfloat16)" in err
+    assert "--dtype float32" in err
+    assert "Traceback" not in err
     assert ResultStore(store_path).list_runs("mia")[0].n_done == 2  # nothing was added under the other dtype
 
     assert main([*args, "--dtype", "float32", "--out", str(tmp_path / "r.json")]) == 0
     finished = json.loads((tmp_path / "r.json").read_text())
     assert finished["provenance"]["setup"] == {"device": "cpu", "dtype": "float32", "revision": None}
-    assert finished["provenance"]["leaklens"] and finished["provenance"]["versions"]["torch"]
+    assert finished["provenance"]["leaklens"]
+    assert finished["provenance"]["versions"]["torch"]
 
 
 def test_every_subcommand_help_shows_the_shared_options(capsys):
@@ -214,13 +227,16 @@ def test_two_identical_runs_at_once_share_the_work(tmp_path):
     outputs = [child.communicate(timeout=300) for child in children]
     for child, (_, err) in zip(children, outputs):
         assert child.returncode == 0, err
-        assert "Traceback" not in err and "cannot change" not in err
+        assert "Traceback" not in err
+        assert "cannot change" not in err
     printed = sorted(out for out, _ in outputs)
     assert sum("30 texts scored" in out for out in printed) == 1
     assert sum("from the store" in out for out in printed) == 1
     waiter = next(err for out, err in outputs if "from the store" in out)
     assert "being computed by another process" in waiter
     docs = [json.loads((tmp_path / f"{name}.json").read_text()) for name in ("a", "b")]
-    assert docs[0]["methods"] == docs[1]["methods"] and docs[0]["samples"] == docs[1]["samples"]
+    assert docs[0]["methods"] == docs[1]["methods"]
+    assert docs[0]["samples"] == docs[1]["samples"]
     (run,) = ResultStore(store_path).list_runs("mia")
-    assert run.status == FINISHED and run.n_done == 30
+    assert run.status == FINISHED
+    assert run.n_done == 30

@@ -13,7 +13,6 @@ import pytest
 
 from core.data.labelled import (
     KNOWN_DATASETS,
-    detect_columns,
     fingerprint,
     labelled_from_table,
     load_labelled_dataset,
@@ -22,6 +21,7 @@ from core.data.labelled import (
 )
 from core.data.tables import load_uploaded
 from core.errors import DataError, LeakLensError
+from tests.helpers.data import detect_columns
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
@@ -49,7 +49,8 @@ def test_booktection_format_detected_and_labels_parsed_from_strings():
     ds = load_labelled_dataset(str(BOOKTECTION))
     assert (ds.text_col, ds.label_col) == ("Example_A", "Label")
     assert (ds.n, ds.n_members, ds.n_nonmembers) == (600, 300, 300)
-    assert set(ds.labels) == {0, 1} and all(isinstance(v, int) for v in ds.labels)
+    assert set(ds.labels) == {0, 1}
+    assert all(isinstance(v, int) for v in ds.labels)
     # BookTection's ID is a book title shared by several passages, so row indices are the ids.
     assert ds.ids == [str(i) for i in range(600)]
 
@@ -78,7 +79,8 @@ def test_detect_columns_known_and_common_names():
     assert detect_columns(["Text", "LABEL", "x"]) == ("Text", "LABEL")
     with pytest.raises(DataError) as info:
         detect_columns(["body", "target"])
-    assert "'body', 'target'" in str(info.value) and "text column" in str(info.value)
+    assert "'body', 'target'" in str(info.value)
+    assert "text column" in str(info.value)
     with pytest.raises(DataError, match="label"):
         detect_columns(["text", "target"])
 
@@ -88,14 +90,17 @@ def test_missing_columns_error_lists_existing_columns(tmp_path):
     with pytest.raises(DataError) as info:
         load_labelled_dataset(str(path), text_col="passage")
     message = str(info.value)
-    assert "'passage'" in message and "'text'" in message and "'label'" in message
+    assert "'passage'" in message
+    assert "'text'" in message
+    assert "'label'" in message
 
 
 def test_explicit_columns_override_detection(tmp_path):
     rows = [{"body": f"text {i}", "target": i % 2, "label": "junk"} for i in range(6)]
     path = write_jsonl(tmp_path / "d.jsonl", rows)
     ds = load_labelled_dataset(str(path), text_col="body", label_col="target")
-    assert ds.labels == [0, 1, 0, 1, 0, 1] and ds.texts[1] == "text 1"
+    assert ds.labels == [0, 1, 0, 1, 0, 1]
+    assert ds.texts[1] == "text 1"
 
 
 def test_bad_labels_name_rows_and_values(tmp_path):
@@ -104,7 +109,9 @@ def test_bad_labels_name_rows_and_values(tmp_path):
     with pytest.raises(DataError) as info:
         load_labelled_dataset(str(path))
     message = str(info.value)
-    assert "line 2: 2" in message and "line 4: 'yes'" in message and "2 rows" in message
+    assert "line 2: 2" in message
+    assert "line 4: 'yes'" in message
+    assert "2 rows" in message
 
 
 def test_single_class_is_an_error(tmp_path):
@@ -122,7 +129,8 @@ def test_empty_and_non_text_rows_skipped_with_row_numbers(tmp_path):
         {"text": "fifth passage", "label": 0},
     ]
     ds = load_labelled_dataset(str(write_jsonl(tmp_path / "d.jsonl", rows)))
-    assert ds.texts == ["first passage", "fifth passage"] and ds.ids == ["0", "4"]
+    assert ds.texts == ["first passage", "fifth passage"]
+    assert ds.ids == ["0", "4"]
     assert [(s.line, s.reason) for s in ds.skipped] == [  # 1-based file lines, like malformed lines
         (2, "empty text in column 'text'"),
         (3, "not text (int) in column 'text'"),
@@ -134,7 +142,8 @@ def test_malformed_jsonl_lines_are_reported_too(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text('{"text": "a", "label": 1}\n{broken\n{"text": "b", "label": 0}\n')
     ds = load_labelled_dataset(str(path))
-    assert ds.n == 2 and [s.line for s in ds.skipped] == [2]
+    assert ds.n == 2
+    assert [s.line for s in ds.skipped] == [2]
 
 
 def test_label_forms_accepted():
@@ -170,9 +179,12 @@ def test_limit_draws_seeded_stratified_sample():
     a = load_labelled_dataset(str(WIKIMIA), limit=50, seed=0)
     b = load_labelled_dataset(str(WIKIMIA), limit=50, seed=0)
     c = load_labelled_dataset(str(WIKIMIA), limit=50, seed=1)
-    assert a.ids == b.ids and a.fingerprint == b.fingerprint
-    assert a.ids != c.ids and a.fingerprint != c.fingerprint
-    assert a.n == 50 and a.n_members == round(50 * 139 / 250)
+    assert a.ids == b.ids
+    assert a.fingerprint == b.fingerprint
+    assert a.ids != c.ids
+    assert a.fingerprint != c.fingerprint
+    assert a.n == 50
+    assert a.n_members == round(50 * 139 / 250)
     by_id = dict(zip(full.ids, zip(full.texts, full.labels)))
     assert all(by_id[i] == (t, y) for i, t, y in zip(a.ids, a.texts, a.labels))
     assert [int(i) for i in a.ids] == sorted(int(i) for i in a.ids)
@@ -181,7 +193,8 @@ def test_limit_draws_seeded_stratified_sample():
 def test_stratified_sample_keeps_both_classes_and_validates():
     labels = [1] * 98 + [0] * 2
     chosen = stratified_sample(labels, 5, seed=3)
-    assert len(chosen) == 5 and {labels[i] for i in chosen} == {0, 1}
+    assert len(chosen) == 5
+    assert {labels[i] for i in chosen} == {0, 1}
     assert stratified_sample(labels, 500) == list(range(100))
     with pytest.raises(DataError, match="at least 2"):
         stratified_sample(labels, 1)
@@ -191,9 +204,11 @@ def test_known_datasets_list_local_files_and_hub_ids():
     sources = {k.source for k in KNOWN_DATASETS.values()}
     assert {"swj0419/WikiMIA", "avduarte333/BookTection", "avduarte333/arXivTection"} <= sources
     local = [k for k in KNOWN_DATASETS.values() if not k.source.count("/") == 1]
-    assert len(local) == 3 and all(Path(k.source).exists() for k in local)
+    assert len(local) == 3
+    assert all(Path(k.source).exists() for k in local)
     source, split, config, description = KNOWN_DATASETS["WikiMIA length 128 (hub)"]
-    assert (source, split, config) == ("swj0419/WikiMIA", "WikiMIA_length128", None) and description
+    assert (source, split, config) == ("swj0419/WikiMIA", "WikiMIA_length128", None)
+    assert description
 
 
 def test_hub_id_while_offline_is_a_clear_error():
@@ -228,4 +243,5 @@ def test_rows_holding_lone_surrogates_are_skipped_by_line(tmp_path):
     ds = load_labelled_dataset(str(path))
     assert ds.texts == ["fine one", "fine two"]
     (skipped,) = ds.skipped
-    assert skipped.line == 2 and "lone surrogate U+D800 at character 4" in skipped.reason
+    assert skipped.line == 2
+    assert "lone surrogate U+D800 at character 4" in skipped.reason

@@ -17,14 +17,15 @@ import pytest
 
 from core.cli import main
 from core.data.text_sets import TextSet, load_text_set
-from core.engine.fine_tune import fine_tune
 from core.engine.models import bundled_tokenizer, tiny_random_model, wrap_model
 from core.inference.run import KIND, inference_from_run, run_dataset_inference
 from core.inference.statistic import dataset_inference
 from core.membership.calibration import FRESH_PASSAGES_PATH
 from core.methods import parse_methods
+from core.results.report import stored_runs_report
 from core.store.results import ResultStore
-from core.viz.report import inference_report, stored_runs_report
+from core.viz.report import inference_report
+from tests.helpers.fine_tune import fine_tune
 
 METHODS = ["loss", "zlib", "min_k:k=20", "min_k_pp:k=20", "slope"]
 N_SEEDS = 20
@@ -75,11 +76,13 @@ def test_the_trained_half_is_found_and_untrained_halves_are_not(models, passages
     trained, unseen = _halves(passages)
     found = _run(tuned, trained, unseen, tmp_path, "tuned")
     assert found.result.p_value < 0.01, found.result.to_dict()
-    assert found.finding.level == "strong" and "trained on trained half" in found.finding.headline
+    assert found.finding.level == "strong"
+    assert "trained on trained half" in found.finding.headline
     assert found.scores.blind_baseline.ci[0] <= 0.5  # same distribution: wording alone does not separate them
     # The untrained model: no trace of either half.
     untrained = _run(base, trained, unseen, tmp_path, "base")
-    assert untrained.result.p_value > 0.05 and untrained.finding.level in ("none", "inconclusive")
+    assert untrained.result.p_value > 0.05
+    assert untrained.finding.level in ("none", "inconclusive")
     # False positives over random splits, scores computed once: all passages on the untrained model, and the
     # unseen half alone on the fine-tuned model.
     assert _false_positive_rate(untrained.scores, np.arange(len(passages))) <= 0.10
@@ -95,7 +98,8 @@ def test_a_stored_run_reopens_without_the_model(models, passages, tmp_path):
                                   load_model=lambda spec: tuned)
     (run,) = store.list_runs(KIND)
     again = inference_from_run(store, run)
-    assert again.result.to_dict() == first.result.to_dict() and again.finding == first.finding
+    assert again.result.to_dict() == first.result.to_dict()
+    assert again.finding == first.finding
     # and exported from the store alone, opening with the verdict
     html = stored_runs_report(store, [run])
     assert html.index(escape(first.finding.headline)) < html.index("<section")

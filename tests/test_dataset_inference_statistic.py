@@ -14,9 +14,9 @@ from core.inference.statistic import (
     dataset_inference,
     one_split,
     split_power,
-    texts_needed,
     usable_features,
 )
+from core.inference.statistic import texts_for_power as texts_needed  # not core.stats.finding.texts_needed
 from core.stats.metrics import MetricResult
 
 NAMES = ["loss", "zlib", "noise"]
@@ -37,7 +37,8 @@ def test_a_shift_in_one_detector_is_found_and_carries_the_weight():
     result = dataset_inference(x, suspect, NAMES, n_splits=10, seed=0)
     assert result.p_value < 1e-4
     assert result.p_value == pytest.approx(min(1.0, 2 * np.median(result.split_p_values)))
-    assert result.top_features(1)[0][0] == "loss" and result.weights["loss"] > 0
+    assert result.top_features(1)[0][0] == "loss"
+    assert result.weights["loss"] > 0
     assert 0.6 < result.effect_size < 1.6  # d = 1 in the data; the combined score estimates it on halves
     assert (result.n_suspect, result.n_validation, len(result.split_p_values)) == (100, 100, 10)
 
@@ -71,10 +72,14 @@ def test_missing_and_constant_features_are_left_out_and_texts_missing_a_kept_one
     x[3, 0] = np.nan  # one text misses a kept feature
     names = [*NAMES, "constant", "mostly missing"]
     kept_x, kept, left_out, rows = usable_features(x, names)
-    assert kept == NAMES and left_out == ["constant", "mostly missing"]
-    assert rows.sum() == 39 and not rows[3] and kept_x.shape == (40, 3)
+    assert kept == NAMES
+    assert left_out == ["constant", "mostly missing"]
+    assert rows.sum() == 39
+    assert not rows[3]
+    assert kept_x.shape == (40, 3)
     result = dataset_inference(x, suspect, names, n_splits=2)
-    assert result.n_texts_dropped == 1 and result.n_suspect == 19
+    assert result.n_texts_dropped == 1
+    assert result.n_suspect == 19
     with pytest.raises(DataError, match="at least 6 texts in each set"):
         dataset_inference(x[:8], suspect[:8], names)
 
@@ -83,7 +88,8 @@ def test_texts_needed_matches_a_simulation_of_the_whole_test():
     """The t-test power rule, checked against running the full procedure on fresh draws at that size."""
     d = 0.5
     n = texts_needed(d)
-    assert n is not None and 60 < n < 400
+    assert n is not None
+    assert 60 < n < 400
     assert split_power(d, n) >= 0.8 > split_power(d, n - 2)
     rng = np.random.default_rng(7)
     hits = 0
@@ -93,7 +99,8 @@ def test_texts_needed_matches_a_simulation_of_the_whole_test():
         hits += dataset_inference(x, np.r_[np.ones(n, bool), np.zeros(n, bool)], ["s"], n_splits=3,
                                   seed=trial).p_value < 0.05
     assert 0.6 <= hits / 40 <= 1.0  # the rule aims at 80%; the median of 3 splits does a little better
-    assert texts_needed(0.0) is None and texts_needed(-0.3) is None
+    assert texts_needed(0.0) is None
+    assert texts_needed(-0.3) is None
 
 
 def _result(p: float, effect: float, n: int = 100) -> InferenceResult:
@@ -111,13 +118,16 @@ def test_finding_levels_follow_the_p_value_and_the_blind_baseline():
     assert inference_finding(_result(0.03, 0.4), chance).level == "moderate"
     assert inference_finding(_result(0.07, 0.3), chance).level == "weak"
     strong = inference_finding(_result(0.003, 0.8), chance, suspect="my book")
-    assert "trained on my book" in strong.headline and "p = 0.003" in strong.numbers
+    assert "trained on my book" in strong.headline
+    assert "p = 0.003" in strong.numbers
     # a wording difference makes even a tiny p-value untrustworthy
     confounded = inference_finding(_result(1e-6, 2.0), _blind(0.93, 0.88, 0.97))
-    assert confounded.level == "confounded" and "wording alone" in confounded.headline
+    assert confounded.level == "confounded"
+    assert "wording alone" in confounded.headline
     # no difference: inconclusive when the effect's interval reaches a small effect (d 0.2), none when it does not
     small = inference_finding(_result(0.4, 0.2, n=40), chance)
-    assert small.level == "inconclusive" and "more texts per set would settle it" in small.headline
+    assert small.level == "inconclusive"
+    assert "more texts per set would settle it" in small.headline
     assert inference_finding(_result(0.6, -0.1, n=400), chance).level == "none"
     assert inference_finding(_result(0.6, 0.1, n=400), None).level == "inconclusive"
 

@@ -101,7 +101,8 @@ def test_two_processes_resume_a_stored_run_and_score_only_the_rest(tmp_path, cap
         run_membership_benchmark(dataset, "tiny-random", parse_methods(["loss", "zlib"]), store=ResultStore(partial),
                                  batch_size=4, load_model=lambda spec: tiny_lm, progress=stop_after_first_batch)
     (run,) = ResultStore(partial).list_runs(KIND)
-    assert run.status == INTERRUPTED and run.n_done == 4
+    assert run.status == INTERRUPTED
+    assert run.n_done == 4
     for name in ("one.sqlite", "two.sqlite"):
         shutil.copy(partial, tmp_path / name)
 
@@ -147,32 +148,41 @@ def run_worker(tmp_path: Path, mode: str) -> tuple[subprocess.CompletedProcess, 
 
 def test_run_loop_shares_batches_and_only_rank_0_writes_the_store(tmp_path):
     _, ranks = run_worker(tmp_path, "ok")
-    assert ranks[0]["calls"] == [[0, 1], [4, 5], [8, 9]] and ranks[1]["calls"] == [[2, 3], [6, 7]]
+    assert ranks[0]["calls"] == [[0, 1], [4, 5], [8, 9]]
+    assert ranks[1]["calls"] == [[2, 3], [6, 7]]
     assert ranks[0] == {**ranks[1], "calls": ranks[0]["calls"]}  # every rank returns the same outcome
-    assert ranks[0]["ids"] == [f"s{i}" for i in range(10)] and ranks[0]["n_computed"] == 10
-    assert len(ranks[0]["pids"]) == 2 and ranks[0]["summary"] == {"n": 10}
+    assert ranks[0]["ids"] == [f"s{i}" for i in range(10)]
+    assert ranks[0]["n_computed"] == 10
+    assert len(ranks[0]["pids"]) == 2
+    assert ranks[0]["summary"] == {"n": 10}
     store = ResultStore(tmp_path / "r.sqlite")
     (run,) = store.list_runs()
-    assert run.finished and [s.sample_id for s in store.load_samples(run.run_id)] == ranks[0]["ids"]
+    assert run.finished
+    assert [s.sample_id for s in store.load_samples(run.run_id)] == ranks[0]["ids"]
 
 
 def test_a_failing_rank_stops_every_rank_and_leaves_the_run_resumable(tmp_path):
     done, ranks = run_worker(tmp_path, "fail")
     assert done.returncode == 0  # the worker reports errors in its files
-    assert ranks[1]["error"] == "RuntimeError" and ranks[1]["message"] == "planted failure"
-    assert ranks[0]["error"] == "RankFailedError" and "Rank 1 failed: RuntimeError: planted failure" in ranks[0][
+    assert ranks[1]["error"] == "RuntimeError"
+    assert ranks[1]["message"] == "planted failure"
+    assert ranks[0]["error"] == "RankFailedError"
+    assert "Rank 1 failed: RuntimeError: planted failure" in ranks[0][
         "message"]
     (run,) = ResultStore(tmp_path / "r.sqlite").list_runs()
-    assert run.status == INTERRUPTED and run.n_done == 4  # the first step's 2 × 2 samples were stored
+    assert run.status == INTERRUPTED
+    assert run.n_done == 4  # the first step's 2 × 2 samples were stored
 
     _, ranks = run_worker(tmp_path, "ok")
-    assert ranks[0]["n_computed"] == 6 and ranks[0]["calls"] == [[4, 5], [8, 9]]
+    assert ranks[0]["n_computed"] == 6
+    assert ranks[0]["calls"] == [[4, 5], [8, 9]]
 
 
 def test_ranks_given_different_data_are_refused(tmp_path):
     _, ranks = run_worker(tmp_path, "other-data")
     for result in ranks:
-        assert result["error"] == "LeakLensError" and "every rank needs the same data" in result["message"]
+        assert result["error"] == "LeakLensError"
+        assert "every rank needs the same data" in result["message"]
     assert ResultStore(tmp_path / "r.sqlite").list_runs() == []
 
 
@@ -180,7 +190,8 @@ def test_commands_that_cannot_share_work_refuse_torchrun(monkeypatch, capsys):
     monkeypatch.setenv("WORLD_SIZE", "2")
     assert main(["report", "no-such-run", "--out", "never.html"]) == 2
     err = capsys.readouterr().err
-    assert "'report' runs as one process" in err and "only mia, delta and mcq" in err
+    assert "'report' runs as one process" in err
+    assert "only mia, delta and mcq" in err
 
 
 def test_device_map_auto_works_on_cpu_and_scores_like_a_plain_load(tmp_path, capsys, tiny_lm):
@@ -190,7 +201,8 @@ def test_device_map_auto_works_on_cpu_and_scores_like_a_plain_load(tmp_path, cap
     tokenizer.save_pretrained(folder)
     texts = ["The quick brown fox jumps over the lazy dog.", "Four score and seven years ago our fathers"]
     plain, mapped = load_model(str(folder)), load_model(str(folder), device_map="auto")
-    assert mapped.device.type == "cpu" and mapped.model.hf_device_map  # placed by accelerate
+    assert mapped.device.type == "cpu"
+    assert mapped.model.hf_device_map  # placed by accelerate
     assert [r.loss for r in score_texts(plain, texts)] == [r.loss for r in score_texts(mapped, texts)]
 
     one, two = tmp_path / "one.json", tmp_path / "two.json"

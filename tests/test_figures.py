@@ -98,14 +98,17 @@ def _has_data(trace) -> bool:
 def test_every_figure_sets_its_own_colours_template_and_automargins(every_figure):
     for name, figure in every_figure.items():
         layout = figure.layout
-        assert layout.paper_bgcolor == "#ffffff" and layout.plot_bgcolor == "#ffffff", name
-        assert layout.font.color and layout.font.family, name
+        assert layout.paper_bgcolor == "#ffffff", name
+        assert layout.plot_bgcolor == "#ffffff", name
+        assert layout.font.color, name
+        assert layout.font.family, name
         assert layout.template == go.Figure(layout={"template": TEMPLATE}).layout.template, name
         assert "#000001" not in figure.to_json(), f"{name} carries Streamlit's placeholder colours"
         for trace in figure.data:
             assert all(c is not None for c in _trace_colours(trace)), f"{name}: {trace.type} {trace.name!r}"
         axes = [getattr(layout, key) for key in layout if key.startswith(("xaxis", "yaxis"))]
-        assert axes and all(axis.automargin is True for axis in axes), name
+        assert axes, name
+        assert all(axis.automargin is True for axis in axes), name
 
 
 def test_legend_entries_belong_to_drawn_traces(every_figure):
@@ -145,11 +148,13 @@ def test_roc_curves_have_distinct_colours_of_distinct_hues():
     assert len(set(colours)) == len(PALETTE)
     families = [_hue_family(c) for c in colours]
     assert len(set(families)) == len(families), families  # no two blues, no two reds
-    assert "#000000" not in colours and figure.data[len(PALETTE)].name.startswith("chance")
+    assert "#000000" not in colours
+    assert figure.data[len(PALETTE)].name.startswith("chance")
     # Past the palette a colour comes back with another dash pattern, so every curve stays distinguishable.
     many = roc_overlay(_wide_result(12))
     styles = [(t.line.color, t.line.dash) for t in many.data[:12]]
-    assert len(set(styles)) == 12 and styles[8] == series_style(8)
+    assert len(set(styles)) == 12
+    assert styles[8] == series_style(8)
 
 
 def test_long_method_names_get_horizontal_bars():
@@ -157,29 +162,38 @@ def test_long_method_names_get_horizontal_bars():
     (bar,) = wide.data
     assert bar.orientation == "h"
     assert list(bar.y)[:2] == ["Slope (0-gram normalised, mean-adjusted)", "Slope (1-gram normalised, mean-adjusted)"]
-    assert bar.error_x.array is not None and wide.layout.yaxis.autorange == "reversed"  # first method on top
+    assert bar.error_x.array is not None
+    assert wide.layout.yaxis.autorange == "reversed"  # first method on top
     assert {round(s.x0, 6) for s in wide.layout.shapes} == {0.5, round(_result().blind_baseline.auroc, 6)}
-    assert not wide.layout.xaxis.tickangle and not wide.layout.yaxis.tickangle
+    assert not wide.layout.xaxis.tickangle
+    assert not wide.layout.yaxis.tickangle
     short = auroc_bars(_result())
     assert short.data[0].orientation in (None, "v")
-    assert wants_horizontal_bars(LONG_LABELS) and not wants_horizontal_bars(["Loss", "zlib", "Min-K%"])
+    assert wants_horizontal_bars(LONG_LABELS)
+    assert not wants_horizontal_bars(["Loss", "zlib", "Min-K%"])
 
 
 def test_member_and_nonmember_histograms_share_their_bins(every_figure):
     members, nonmembers = every_figure["histogram"].data
-    assert members.xbins == nonmembers.xbins and members.bingroup == nonmembers.bingroup
-    assert members.autobinx is False and nonmembers.autobinx is False
+    assert members.xbins == nonmembers.xbins
+    assert members.bingroup == nonmembers.bingroup
+    assert members.autobinx is False
+    assert nonmembers.autobinx is False
     values = [*members.x, *nonmembers.x]
     bins = members.xbins
-    assert bins.start < min(values) and bins.end > max(values)
+    assert bins.start < min(values)
+    assert bins.end > max(values)
     assert round((bins.end - bins.start) / bins.size) == 30
 
 
 def test_heatmaps_are_sized_by_their_cells(every_figure):
     one = every_figure["overlap"].layout
-    assert one.width and one.width < 600 and one.height < 400  # one cell is a square, not a full-width band
+    assert one.width
+    assert one.width < 600
+    assert one.height < 400  # one cell is a square, not a full-width band
     wider = contamination_heatmap(_overlap(3, 4)).layout
-    assert one.width < wider.width <= MAX_WIDTH and one.height < wider.height
+    assert one.width < wider.width <= MAX_WIDTH
+    assert one.height < wider.height
     two = every_figure["heatmap"].layout
     six = auroc_heatmap([_result(dataset=f"set{i}.csv") for i in range(6)]).layout
     assert two.width < six.width <= MAX_WIDTH
@@ -191,7 +205,8 @@ def test_hover_labels_say_each_number_once(every_figure):
             fields = re.findall(r"%\{([^}:]+)", trace.hovertemplate or "")
             assert len(fields) == len(set(fields)), f"{name}: {trace.hovertemplate}"
     spec = json.loads(every_figure["overlap"].to_json())["data"][0]
-    assert spec["texttemplate"] == "%{text}" and "mean score %{z:.4f}" in spec["hovertemplate"]
+    assert spec["texttemplate"] == "%{text}"
+    assert "mean score %{z:.4f}" in spec["hovertemplate"]
 
 
 def test_placement_strip_marks_the_passage_among_fresh_passages():
@@ -202,6 +217,9 @@ def test_placement_strip_marks_the_passage_among_fresh_passages():
                                 n_at_least=0, calibration_scores=(-4.0, -3.9, -3.5))
     figure = placement_strip(placement, "Passage <b>A</b>")
     fresh, own = figure.data
-    assert len(fresh.x) == 3 and own.marker.color == PASSAGE_COLOUR
-    assert own.x[0] == pytest.approx(math.exp(2.5)) and "&lt;b&gt;" in own.text[0]
-    assert figure.layout.xaxis.autorange == "reversed" and figure.layout.xaxis.automargin
+    assert len(fresh.x) == 3
+    assert own.marker.color == PASSAGE_COLOUR
+    assert own.x[0] == pytest.approx(math.exp(2.5))
+    assert "&lt;b&gt;" in own.text[0]
+    assert figure.layout.xaxis.autorange == "reversed"
+    assert figure.layout.xaxis.automargin

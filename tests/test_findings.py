@@ -54,13 +54,15 @@ def test_texts_needed_scales_with_the_interval():
 def test_membership_interval_including_chance_is_inconclusive_never_strong():
     finding = membership_finding(_membership(_metric(0.717, 0.39, 0.86), _metric(0.631, 0.45, 0.8)))
     assert finding.level == "inconclusive"
-    assert "includes chance" in finding.headline and "texts would be needed" in finding.headline
+    assert "includes chance" in finding.headline
+    assert "texts would be needed" in finding.headline
     assert any("0.63" in c for c in finding.caveats)
 
 
 def test_membership_baseline_beating_the_detectors_is_confounded():
     finding = membership_finding(_membership(_metric(0.632, 0.565, 0.702, 250), _metric(0.943, 0.91, 0.97, 250)))
-    assert finding.level == "confounded" and "wording alone" in finding.headline
+    assert finding.level == "confounded"
+    assert "wording alone" in finding.headline
     # also when the detector's interval clears chance but the baseline reaches its lower end
     reached = membership_finding(_membership(_metric(0.80, 0.70, 0.88, 250), _metric(0.72, 0.6, 0.8, 250)))
     assert reached.level == "confounded"
@@ -83,7 +85,8 @@ def _leakage(delta: float, ci: tuple[float, float], n: int = 40) -> LeakageRepor
 def test_delta_whose_interval_reaches_past_the_margin_is_inconclusive_not_none():
     # Issue 26: an interval including 0 but reaching a large effect (−0.355) cannot rule one out.
     finding = leakage_finding(_leakage(-0.170, (-0.355, 0.021)))
-    assert finding.level == "inconclusive" and "more problems per set would settle it" in finding.headline
+    assert finding.level == "inconclusive"
+    assert "more problems per set would settle it" in finding.headline
     assert "not that the model saw these exact problems" in " ".join(finding.caveats)
 
 
@@ -91,7 +94,8 @@ def test_delta_below_zero_is_graded_and_worded_as_easier():
     assert leakage_finding(_leakage(-0.76, (-0.9, -0.6))).level == "strong"
     assert leakage_finding(_leakage(-0.3, (-0.45, -0.15))).level == "moderate"
     weak = leakage_finding(_leakage(-0.14, (-0.28, -0.003)))
-    assert weak.level == "weak" and "(or its style) is easier" in weak.headline
+    assert weak.level == "weak"
+    assert "(or its style) is easier" in weak.headline
     small = leakage_finding(_leakage(-0.14, (-0.28, -0.003), n=5))
     assert any("Only 5 problems" in c for c in small.caveats)
 
@@ -250,7 +254,8 @@ def test_identical_member_and_non_member_texts_are_counted_and_said(tiny_lm, tmp
     (run,) = store.list_runs("mia")
     assert result_from_store(store, run).n_shared_texts == 12
     finding = membership_finding(same)
-    assert finding.level == "inconclusive" and "hold the same texts" in finding.headline
+    assert finding.level == "inconclusive"
+    assert "hold the same texts" in finding.headline
     # one text in both classes: counted twice (once per class) and said in a caveat
     some = run_membership_benchmark(dataset(texts, [texts[0], "A fresh line about nothing in particular."] * 3),
                                     "tiny-random", parse_methods(["loss"]), store=store,
@@ -308,7 +313,8 @@ def test_every_command_puts_the_finding_first_in_its_json_and_its_printout(tmp_p
     planted = len(truth["verbatim"]) + len(truth["near"])
     assert main([*runs["overlap"], "--json"]) == 0
     overlap = json.loads(capsys.readouterr().out)["finding"]
-    assert overlap["level"] == "strong" and overlap["headline"].startswith(f"{planted} of 20 items")
+    assert overlap["level"] == "strong"
+    assert overlap["headline"].startswith(f"{planted} of 20 items")
 
 
 # ------------------------------------------- "none" only inside the no-effect margin (issue 26, item 3)
@@ -467,9 +473,11 @@ def test_at_the_minimum_length_a_passage_is_judged():
     n = MIN_PASSAGE_TOKENS
     calibration = _fresh([n] * 15, [float(-i) for i in range(15)])
     at = placement_finding(place_passage({"loss": 1.0}, n, calibration))
-    assert at.level == "weak" and at.headline.startswith("More predictable than all 15")  # chance 1/16
+    assert at.level == "weak"
+    assert at.headline.startswith("More predictable than all 15")  # chance 1/16
     below = placement_finding(place_passage({"loss": 1.0}, n - 1, _fresh([n - 1] * 15, [float(-i) for i in range(15)])))
-    assert below.level == "inconclusive" and below.headline.startswith("Too short to judge")
+    assert below.level == "inconclusive"
+    assert below.headline.startswith("Too short to judge")
 
 
 def test_a_passage_with_no_fresh_passages_of_its_length_is_inconclusive():
@@ -477,7 +485,8 @@ def test_a_passage_with_no_fresh_passages_of_its_length_is_inconclusive():
 
     calibration = _fresh([78 + i for i in range(40)], [-3.0] * 40)
     placement = place_passage({"loss": -9.0}, 30, calibration)  # 30 tokens: 20–45 is similar, none are
-    assert placement.widened and placement.n_similar == MIN_SIMILAR  # still placed, for the chart
+    assert placement.widened
+    assert placement.n_similar == MIN_SIMILAR  # still placed, for the chart
     finding = placement_finding(placement)
     assert finding.level == "inconclusive"
     assert "no fresh passages of this length to compare with" in finding.headline
@@ -515,7 +524,8 @@ def test_the_best_of_many_detectors_is_judged_on_an_interval_widened_for_the_pic
     assert selection_adjusted_ci(run, key) == bootstrap_ci(
         [s.label for s in run.samples], column, n_resamples=SELECTION_RESAMPLES, level=1 - 0.05 / 16)
     plain, widened = run.metrics[key].ci, selection_adjusted_ci(run, key)
-    assert widened[0] < plain[0] and widened[1] > plain[1]
+    assert widened[0] < plain[0]
+    assert widened[1] > plain[1]
     finding = membership_finding(run)
     assert "allowing for picking the best of 16 detectors" in finding.numbers
     one = _noise_run(np.random.default_rng(3), 40, 1)

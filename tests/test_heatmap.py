@@ -83,7 +83,8 @@ def test_passage_html_is_shown_literally():
     spans = [(i, i + 1) for i in range(len(text))]
     records = make_records(text, spans, [0.3] * len(text))
     html_text = heatmap_html(records)
-    assert "<script>" not in html_text and "<b>" not in html_text
+    assert "<script>" not in html_text
+    assert "<b>" not in html_text
     parser = _Collector()
     parser.feed(html_text)
     assert set(parser.tags) == {"div", "span"}
@@ -109,11 +110,14 @@ def test_gaps_are_kept_and_the_unscored_tail_is_greyed():
     parser.feed(html_text)
     assert "".join(parser.text) == text
     tail = re.search(r'<span class="ll-unscored"[^>]*>(.*?)</span>', html_text)
-    assert tail is not None and tail.group(1) == "&lt;i&gt;tail&lt;/i&gt;"
+    assert tail is not None
+    assert tail.group(1) == "&lt;i&gt;tail&lt;/i&gt;"
 
 
 def test_colour_bar_has_a_tick_per_decade_and_explains_the_ends():
     bar = colour_bar_html()
     assert [m for m in re.findall(r">([0-9.e-]+)</span>", bar)] == ["0.0001", "0.001", "0.01", "0.1", "1"]
-    assert "surprising" in bar and "expected" in bar
-    assert colour_for(1e-4) in bar and colour_for(1.0) in bar
+    assert "surprising" in bar
+    assert "expected" in bar
+    assert colour_for(1e-4) in bar
+    assert colour_for(1.0) in bar

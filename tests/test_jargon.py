@@ -172,7 +172,8 @@ def test_the_glossary_explains_the_required_terms_in_one_sentence():
     for term in REQUIRED_TERMS:
         assert term in GLOSSARY, term
     for term, text in GLOSSARY.items():
-        assert text.endswith(".") and len(text) < 260, term
+        assert text.endswith("."), term
+        assert len(text) < 260, term
     for term in {t for _, t in __import__("core.viz.glossary", fromlist=["FORMS"]).FORMS}:
         assert term in GLOSSARY, term
 
@@ -200,7 +201,8 @@ def test_gloss_html_wraps_whole_terms_longest_first(text, wrapped):
 
 def test_gloss_html_escapes_and_never_wraps_twice():
     html = gloss_html('AUROC <b>x</b> & "q" title="AUROC"')
-    assert "<b>" not in html and "&lt;b&gt;x&lt;/b&gt; &amp; &quot;q&quot;" in html
+    assert "<b>" not in html
+    assert "&lt;b&gt;x&lt;/b&gt; &amp; &quot;q&quot;" in html
     assert html.count("<abbr") == 2  # both AUROCs, each once; the title's own text is not re-wrapped
     # Glossing glossed markup escapes it as text: no tag of the input survives and no term is wrapped twice.
     again = gloss_html(html)
@@ -213,9 +215,11 @@ def test_the_banner_shows_the_headline_plain_and_the_numbers_glossed():
     html = banner_html(finding)
     assert 'class="leaklens-finding"' in html
     headline = re.search(r'class="leaklens-headline"[^>]*>([^<]*)</div>', html)
-    assert headline is not None and headline.group(1) == finding.headline.replace("'", "&#x27;")
+    assert headline is not None
+    assert headline.group(1) == finding.headline.replace("'", "&#x27;")
     numbers = re.search(r'class="leaklens-numbers"[^>]*>(.*?)</div>', html)
-    assert numbers is not None and numbers.group(1) == gloss_html(finding.numbers)
+    assert numbers is not None
+    assert numbers.group(1) == gloss_html(finding.numbers)
     assert html.index("leaklens-headline") < html.index("leaklens-numbers")
     assert 'title="' + GLOSSARY["AUROC"][:20] in html
     assert "leaklens-numbers" not in banner_html(Finding("none", "No sign."))

@@ -19,7 +19,6 @@ from core.data.problems import (
     load_problem_set,
 )
 from core.data.tables import Table
-from core.engine.fine_tune import fine_tune
 from core.engine.models import tiny_random_model, wrap_model
 from core.errors import DataError, InputTextError
 from core.leakage.delta import (
@@ -38,6 +37,7 @@ from core.leakage.losses import (
     solution_losses_full_pass,
 )
 from core.leakage.run import run_leakage_test
+from tests.helpers.fine_tune import fine_tune
 
 
 def _set(name: str, ids: list[str], *, has_ids: bool = True, solutions: list[str] | None = None) -> ProblemSet:
@@ -193,9 +193,12 @@ def test_unpaired_delta_statistics_against_hand_values():
 
 def test_degenerate_statistics():
     same = delta_stats([1.0, 2.0], [1.0, 2.0], paired=True)
-    assert same.delta == 0.0 and math.isnan(same.p_value) and same.ci == (0.0, 0.0)
+    assert same.delta == 0.0
+    assert math.isnan(same.p_value)
+    assert same.ci == (0.0, 0.0)
     single = delta_stats([1.0], [3.0], paired=False)
-    assert single.delta == -2.0 and math.isnan(single.p_value)
+    assert single.delta == -2.0
+    assert math.isnan(single.p_value)
     with pytest.raises(DataError):
         delta_stats([], [1.0], paired=False)
     with pytest.raises(DataError, match="equal lengths"):
@@ -211,7 +214,8 @@ def test_pairing_by_task_id_keeps_matched_problems_in_test_order():
     sets = pair_sets(test, ref)
     assert sets.paired
     assert sets.test.ids == sets.ref.ids == ["A/0", "A/2"]
-    assert sets.unmatched_test == ("A/1", "A/3") and sets.unmatched_ref == ("A/9",)
+    assert sets.unmatched_test == ("A/1", "A/3")
+    assert sets.unmatched_ref == ("A/9",)
     assert not pair_sets(test, ref, "unpaired").paired
 
 
@@ -240,8 +244,10 @@ def test_reference_flags_for_length_and_suspiciously_low_delta():
         losses.append(_losses(f"m{m}", dict.fromkeys(ids, 1.0), ref_losses))
     flagged = {f.task_id: f for f in flag_reference_problems(sets, losses)}
     assert set(flagged) == {"T/0", "T/1", "T/3"}
-    assert flagged["T/0"].low_delta_share == 1.0 and flagged["T/0"].length_ratio == pytest.approx(1.0)
-    assert flagged["T/1"].length_ratio == pytest.approx(1.31) and "length" in flagged["T/1"].reasons[0]
+    assert flagged["T/0"].low_delta_share == 1.0
+    assert flagged["T/0"].length_ratio == pytest.approx(1.0)
+    assert flagged["T/1"].length_ratio == pytest.approx(1.31)
+    assert "length" in flagged["T/1"].reasons[0]
     assert flagged["T/3"].length_ratio == pytest.approx(0.69)
 
 
@@ -272,12 +278,14 @@ def test_report_with_base_model_gives_delta_squared():
     assert lo <= -0.3 <= hi
     assert [ml.model for ml in report.losses] == ["sft", "base"]
     payload = report.to_dict()
-    assert payload["paired"] is True and payload["significance_test"] == "wilcoxon signed-rank"
+    assert payload["paired"] is True
+    assert payload["significance_test"] == "wilcoxon signed-rank"
     row = payload["models"][0]
     assert set(row) >= {
         "model", "base_model", "l_test", "l_ref", "delta", "delta_ci", "p_value", "delta_base", "delta2"
     }
-    assert row["delta_base"] == pytest.approx(-0.1) and row["delta2"] == pytest.approx(-0.3)
+    assert row["delta_base"] == pytest.approx(-0.1)
+    assert row["delta2"] == pytest.approx(-0.3)
     assert {"task_id": "T/1", "model": "sft", "loss_test": 0.6, "loss_ref": 0.8} in payload["problems"]
     assert report.delta_table()[0] == {
         "Model": "sft", "L_test": pytest.approx(0.5), "L_ref": pytest.approx(0.9), "Δ": pytest.approx(-0.4)
@@ -301,9 +309,11 @@ def test_run_scores_each_model_once_and_reports_progress(tiny_lm):
         progress=lambda d, t: seen.append((d, t)),
     )
     assert loads == ["a", "base", "b"]
-    assert seen[-1] == (18, 18) and all(t == 18 for _, t in seen)
+    assert seen[-1] == (18, 18)
+    assert all(t == 18 for _, t in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
-    assert not report.paired and report.test_used == "mann-whitney u"
+    assert not report.paired
+    assert report.test_used == "mann-whitney u"
     # The same weights under three names: identical losses, so Δ² is exactly zero.
     assert report.models[0].delta2 == pytest.approx(0.0, abs=1e-12)
     assert len(report.problem_rows()) == 3 * 6
@@ -316,9 +326,11 @@ def test_run_scores_each_model_once_and_reports_progress(tiny_lm):
 
 def test_humaneval_loads_offline():
     problems = humaneval_problems()
-    assert len(problems) == 164 and problems.has_ids
+    assert len(problems) == 164
+    assert problems.has_ids
     first = problems.problems[0]
-    assert first.task_id == "HumanEval/0" and first.prompt.startswith("from typing import List")
+    assert first.task_id == "HumanEval/0"
+    assert first.prompt.startswith("from typing import List")
     assert len(humaneval_problems(limit=5)) == 5
 
 
@@ -334,7 +346,8 @@ def test_problem_files_with_column_mapping(tmp_path):
         'qid,question,answer\nq1,"def a():\n","    return 1\n"\nq2,"def b():\n",\nq3,"def c():\n","    pass\n"\n'
     )
     problems = load_problem_set(str(path), id_column="qid")
-    assert problems.ids == ["q1", "q3"] and problems.has_ids
+    assert problems.ids == ["q1", "q3"]
+    assert problems.has_ids
     assert problems.problems[0].solution == "    return 1\n"
     assert [s.line for s in problems.skipped] == [1]
     with pytest.raises(DataError, match="no solution column"):
@@ -352,7 +365,8 @@ def _table_problems(columns: dict[str, list]) -> ProblemSet:
 
 def test_problem_rows_without_ids_are_numbered_and_duplicates_rejected():
     problems = _table_problems({"prompt": ["p1", "p2"], "solution": ["s1", "s2"]})
-    assert problems.ids == ["0", "1"] and not problems.has_ids
+    assert problems.ids == ["0", "1"]
+    assert not problems.has_ids
     with pytest.raises(DataError, match="appears in rows 0 and 1"):
         _table_problems({"task_id": ["x", "x"], "prompt": ["p", "p"], "solution": ["s", "s"]})
     with pytest.raises(DataError, match="no row has both"):
@@ -392,7 +406,8 @@ def test_fine_tuning_on_half_the_test_set_drives_its_delta_down(tiny_lm):
     # ... after training on one half its loss is far below the other half's, beyond the bootstrap noise.
     assert row.stats.delta < -1.0
     assert row.stats.ci[1] < -0.5
-    assert row.delta2 < -1.0 and row.delta2_ci[1] < 0
+    assert row.delta2 < -1.0
+    assert row.delta2_ci[1] < 0
     # Every leaked problem individually became easier than every clean one.
     tuned_losses = report.losses[0]
     assert tuned_losses.test_losses.max() < tuned_losses.ref_losses.min()
@@ -400,7 +415,8 @@ def test_fine_tuning_on_half_the_test_set_drives_its_delta_down(tiny_lm):
     from core.leakage.finding import leakage_finding
 
     finding = leakage_finding(report)
-    assert finding.level == "strong" and "easier" in finding.headline
+    assert finding.level == "strong"
+    assert "easier" in finding.headline
 
 
 def test_report_applies_the_low_delta_check_only_with_three_models():
@@ -409,7 +425,9 @@ def test_report_applies_the_low_delta_check_only_with_three_models():
     low = {"T/0": 1.5, "T/1": 1.0}  # every model finds T/0 far easier in the test set
     one = {"m0": _losses("m0", dict.fromkeys(ids, 1.0), low)}
     report = build_leakage_report(sets, [ModelRequest("m0")], one)
-    assert report.flagged == () and "at least 3 scored models" in report.flag_note
+    assert report.flagged == ()
+    assert "at least 3 scored models" in report.flag_note
     three = {f"m{i}": _losses(f"m{i}", dict.fromkeys(ids, 1.0), low) for i in range(3)}
     report = build_leakage_report(sets, [ModelRequest(m) for m in three], three)
-    assert [f.task_id for f in report.flagged] == ["T/0"] and report.flag_note is None
+    assert [f.task_id for f in report.flagged] == ["T/0"]
+    assert report.flag_note is None

@@ -10,8 +10,8 @@ from core.leakage.comparison import COMPARISON_KIND, report_from_comparison
 from core.leakage.delta import ModelRequest
 from core.leakage.finding import leakage_finding
 from core.leakage.run import run_leakage_test
+from core.results.report import find_stored_runs, stored_runs_report
 from core.store.results import ResultStore
-from core.viz.report import find_stored_runs, stored_runs_report
 
 
 def test_a_stored_comparison_reopens_equal_to_the_run_without_a_model(tiny_lm, tmp_path):
@@ -26,13 +26,16 @@ def test_a_stored_comparison_reopens_equal_to_the_run_without_a_model(tiny_lm, t
 
     report = run_leakage_test(test, ref, [ModelRequest("m1", "base")], load=load, store=store)
     (run,) = store.list_runs(COMPARISON_KIND)
-    assert run.finished and run.dataset == "LeakLens built-in reference vs ref" and run.model == "m1"
+    assert run.finished
+    assert run.dataset == "LeakLens built-in reference vs ref"
+    assert run.model == "m1"
     rebuilt = report_from_comparison(store, run)
     assert rebuilt.to_dict() == report.to_dict()
     assert leakage_finding(rebuilt) == leakage_finding(report)
     # the same comparison again reads every loss back and stores no second comparison
     run_leakage_test(test, ref, [ModelRequest("m1", "base")], load=load, store=store)
-    assert loads == ["m1", "base"] and len(store.list_runs(COMPARISON_KIND)) == 1
+    assert loads == ["m1", "base"]
+    assert len(store.list_runs(COMPARISON_KIND)) == 1
     # and it is exported from the store alone, opening with its verdict
     html = stored_runs_report(store, find_stored_runs(store, [run.run_id[:10]]))
     assert "Loss delta · LeakLens built-in reference vs ref" in html
@@ -48,7 +51,9 @@ def test_report_command_exports_a_stored_comparison(tmp_path, capsys):
     out = tmp_path / "delta.html"
     assert main(["report", run.run_id, "--store", str(store), "--out", str(out)]) == 0
     text = out.read_text()
-    assert text.count("<script") >= 1 and "Loss delta" in text and "finding" in text.lower()
+    assert text.count("<script") >= 1
+    assert "Loss delta" in text
+    assert "finding" in text.lower()
 
 
 def _write(path, rows) -> None:
@@ -73,7 +78,8 @@ def test_dropped_problems_are_said_in_every_output(tiny_lm, tmp_path, capsys):
     assert "Paired by the 2 task id(s) both sets share" in out
     assert "3 benchmark problem(s) (LeakLens/2, LeakLens/3, LeakLens/4)" in out
     assert "3 reference problem(s)" in out
-    assert "test.jsonl: 1 row(s) not used" in out and "missing prompt or solution text" in out
+    assert "test.jsonl: 1 row(s) not used" in out
+    assert "missing prompt or solution text" in out
     # too few pairs for the interval to mean anything: inconclusive, whatever it says
     assert "finding (inconclusive): Too few problems to tell" in out
     test = load_problem_set(str(test_file))
@@ -81,7 +87,8 @@ def test_dropped_problems_are_said_in_every_output(tiny_lm, tmp_path, capsys):
     report = run_leakage_test(test, ref, [ModelRequest("m")], load=lambda _: tiny_lm, store=None)
     payload = report.to_dict()
     assert payload["unmatched_test"] == ["LeakLens/2", "LeakLens/3", "LeakLens/4"]
-    assert len(payload["skipped_test"]) == 1 and payload["dropped"] == report.dropped_notes()
+    assert len(payload["skipped_test"]) == 1
+    assert payload["dropped"] == report.dropped_notes()
 
 
 def test_one_reference_problem_is_inconclusive_not_strong():
@@ -91,7 +98,8 @@ def test_one_reference_problem_is_inconclusive_not_strong():
     assert stats.ci[1] < -2  # the bootstrap alone would call this a huge, certain drop
     report = LeakageReport("bench", "one problem", False, (ModelDelta("m", None, stats),), (), ())
     finding = leakage_finding(report)
-    assert finding.level == "inconclusive" and "1 on one side" in finding.headline
+    assert finding.level == "inconclusive"
+    assert "1 on one side" in finding.headline
     assert any("Only 1 problem on one side" in c for c in finding.caveats)
 
 

@@ -43,10 +43,12 @@ def test_losses_are_stored_resumed_and_reused(tiny_lm, tmp_path):
     )
     assert [x.task_id for x in resumed] == problems.ids
     for got, want in zip(resumed, direct):
-        assert got.loss == pytest.approx(want.loss, abs=1e-5) and got.n_tokens == want.n_tokens
+        assert got.loss == pytest.approx(want.loss, abs=1e-5)
+        assert got.n_tokens == want.n_tokens
     assert progress == [(4, 5), (5, 5)]  # only the three missing problems were scored, in two batches
     (info,) = store.list_runs(KIND)
-    assert info.finished and info.n_done == 5
+    assert info.finished
+    assert info.n_done == 5
 
     def no_model():
         raise AssertionError("a finished run must be read back without loading the model")
@@ -83,11 +85,14 @@ def test_cli_delta_json(tmp_path, capsys):
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
     (row,) = payload["models"]
-    assert row["model"] == "tiny-random" and row["base_model"] == "tiny-random"
-    assert row["l_test"] > 0 and row["l_ref"] > 0
+    assert row["model"] == "tiny-random"
+    assert row["base_model"] == "tiny-random"
+    assert row["l_test"] > 0
+    assert row["l_ref"] > 0
     assert row["delta"] == pytest.approx(row["l_test"] - row["l_ref"])
     assert row["delta_ci"][0] <= row["delta"] <= row["delta_ci"][1]
-    assert row["delta2"] == pytest.approx(0.0) and row["test"] == "mann-whitney u"
+    assert row["delta2"] == pytest.approx(0.0)
+    assert row["test"] == "mann-whitney u"
     assert payload["paired"] is False
     expected = {f"LeakLens/{i}" for i in range(4)} | {f"mine/{i}" for i in range(4)}
     assert {p["task_id"] for p in payload["problems"]} == expected
@@ -100,7 +105,9 @@ def test_cli_delta_table_and_errors(tmp_path, capsys):
                  "--no-store"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "paired by task id" in out and "wilcoxon" in out and "tiny-random" in out
+    assert "paired by task id" in out
+    assert "wilcoxon" in out
+    assert "tiny-random" in out
     code = main(["delta", "--model", "a", "--model", "b", "--base-model", "c", "--no-store", "--limit", "1"])
     assert code == 2
     assert "one --base-model per --model" in capsys.readouterr().err

@@ -14,17 +14,18 @@ import torch
 from core.data.questions import MCQColumns, MCQuestion, PromptLayout, load_mcq, to_jsonl, write_jsonl
 from core.engine.generation import (
     greedy_generate,
-    greedy_generate_slow,
     sequence_logprobs,
     sequence_logprobs_shared_prefix,
     shared_prefix_length,
 )
 from core.errors import DataError, InputTextError
-from core.mcq.completion import MCQConfig, run_mcq
-from core.mcq.match import edit_similarity, highlight_html, levenshtein, matching_mask, rouge_l, units
+from core.mcq.completion import MCQConfig
+from core.mcq.match import edit_similarity, highlight_html, matching_mask, rouge_l, units
 from core.mcq.permutation import PermutationResult, QuestionOrders, order_texts, permutation_test
 from core.mcq.probes import build_probes, continuation_text, cut_offset, option_prefixes
 from core.mcq.shuffle import all_orders, apply_permutation, shuffle_order, shuffle_questions
+from tests.helpers.generation import greedy_generate_slow
+from tests.helpers.mcq import levenshtein, run_mcq
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 MMLU = str(DATA / "mmlu_sample.jsonl")
@@ -43,7 +44,8 @@ BIRDS = MCQuestion(
 
 def test_load_mmlu_sample_columns_and_answers():
     ds = load_mcq(MMLU, limit=5)
-    assert len(ds) == 5 and ds.n_options == 4
+    assert len(ds) == 5
+    assert ds.n_options == 4
     first = ds.questions[0]
     assert first.options == ("Smoking habit", "Social class/position", "Physical activity", "Age")
     assert first.answer == "D"
@@ -55,7 +57,8 @@ def test_load_chinese_sample_multi_answer():
     assert len(ds) == 15
     assert ds.questions[0].options[0] == "成本价格"
     multi = [q for q in ds.questions if q.is_multi_answer]
-    assert multi and all(len(q.answer) > 1 for q in multi)
+    assert multi
+    assert all(len(q.answer) > 1 for q in multi)
     assert ds.questions[4].answer == "ABCD"
 
 
@@ -70,7 +73,8 @@ def test_choices_list_layout_and_integer_answers(tmp_path):
     ds = load_mcq(str(path))
     assert [q.answer for q in ds.questions] == ["B", "A"]
     assert ds.questions[0].options == ("3", "4", "5", "6")
-    assert len(ds.skipped) == 1 and "3" in ds.skipped[0].reason
+    assert len(ds.skipped) == 1
+    assert "3" in ds.skipped[0].reason
 
 
 def test_answers_outside_the_options_are_skipped_by_file_line_never_kept_as_none(tmp_path):
@@ -103,7 +107,8 @@ def test_skipped_questions_are_numbered_by_file_line_from_one(tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     ds = load_mcq(str(path))
-    assert [s.line for s in ds.skipped] == [1, 2] and "lines 1, 2:" in ds.skipped_summary()
+    assert [s.line for s in ds.skipped] == [1, 2]
+    assert "lines 1, 2:" in ds.skipped_summary()
     csv_path = tmp_path / "q.csv"  # header on line 1, a quoted question spanning two lines above the bad row
     csv_path.write_text('question,A,B,C,D,answer\n"Two\nlines",a,b,c,d,A\nBad,a,b,c,d,E\n')
     (skipped,) = load_mcq(str(csv_path)).skipped
@@ -128,7 +133,8 @@ def test_export_round_trip(tmp_path):
     again = load_mcq(str(path)).questions
     assert [q.options for q in again] == [q.options for q in shuffle_questions(questions, seed=1)]
     assert [q.answer for q in again] == [q.answer for q in shuffle_questions(questions, seed=1)]
-    assert to_jsonl(questions[:1]).count("\n") == 1 and "成本价格" in to_jsonl(questions[:1])
+    assert to_jsonl(questions[:1]).count("\n") == 1
+    assert "成本价格" in to_jsonl(questions[:1])
 
 
 # --- layout and cuts --------------------------------------------------------------------------
@@ -143,7 +149,8 @@ def test_layout_renders_default_text_and_spans():
     assert [text[s:e] for s, e in spans] == list(BIRDS.options)
     custom = PromptLayout(question_template="Q: {question}", option_template="({letter}) {text};", separator=" ")
     text, spans = custom.render(BIRDS)
-    assert text.startswith("Q: Which") and "(B) Genetic drift; (C)" in text
+    assert text.startswith("Q: Which")
+    assert "(B) Genetic drift; (C)" in text
     assert [text[s:e] for s, e in spans] == list(BIRDS.options)
     with pytest.raises(DataError):
         PromptLayout(option_template="{letter}")
@@ -167,7 +174,8 @@ def test_option_prefixes_cover_the_text():
     for (prefix, truth), (start, end) in zip(pairs, spans):
         assert prefix + truth == text[:end]
         assert len(prefix) - start == (end - start) // 2
-    assert pairs[1][0].endswith("B. Geneti") and pairs[1][1] == "c drift"
+    assert pairs[1][0].endswith("B. Geneti")
+    assert pairs[1][1] == "c drift"
 
 
 # --- token boundary ---------------------------------------------------------------------------
@@ -185,17 +193,21 @@ def test_probe_cut_inside_a_word(tiny_lm):
     # Expected token: the one spanning the cut; context: everything before it, after the start token.
     assert probe.expected_id == full_ids[genetic]
     assert list(probe.context_ids) == [tiny_lm.start_token_id] + full_ids[:genetic]
-    assert probe.head == " Geneti" and probe.boundary == "inside_token"
+    assert probe.head == " Geneti"
+    assert probe.boundary == "inside_token"
     assert probe.n_truth_tokens == len(full_ids) - genetic
     # Tokenizing the prefix alone would give a different, unnatural split at its end.
     alone = tok(prefix, add_special_tokens=False)["input_ids"]
-    assert alone[:genetic] == full_ids[:genetic] and alone[genetic:] != [full_ids[genetic]]
+    assert alone[:genetic] == full_ids[:genetic]
+    assert alone[genetic:] != [full_ids[genetic]]
 
 
 def test_probe_cut_on_a_token_boundary(tiny_lm):
     tok = tiny_lm.tokenizer
     probe = build_probes(tiny_lm, BIRDS, PromptLayout(), "words")[0]  # "A. Directed| mutation"
-    assert probe.ground_truth == " mutation" and probe.head == "" and probe.boundary == "aligned"
+    assert probe.ground_truth == " mutation"
+    assert probe.head == ""
+    assert probe.boundary == "aligned"
     assert tok.convert_ids_to_tokens([probe.expected_id]) == ["Ġmutation"]
     assert tok.decode(list(probe.context_ids[1:])) == probe.prefix
 
@@ -205,7 +217,8 @@ def test_probe_on_chinese_characters(tiny_lm):
     probes = build_probes(tiny_lm, question, PromptLayout())
     third = probes[2]
     assert question.options[2] == "把权力关进制度的笼子里"
-    assert third.prefix.endswith("C. 把权力关进") and third.ground_truth == "制度的笼子里"
+    assert third.prefix.endswith("C. 把权力关进")
+    assert third.ground_truth == "制度的笼子里"
     # Context + head spells the prefix; the expected token starts the ground truth's bytes.
     tok = tiny_lm.tokenizer
     spelled = tok.decode(list(third.context_ids[1:]))
@@ -223,7 +236,8 @@ def test_similarity_by_hand():
     assert units("制度 的笼") == ["制", "度", "的", "笼"]
     # reference 4 units, candidate 3 units, LCS 3 -> P=1, R=3/4, F=6/7
     assert rouge_l("the cat sat down", "the cat down") == pytest.approx(6 / 7)
-    assert rouge_l("abc", "xyz") == 0.0 and rouge_l("same words", "same words") == 1.0
+    assert rouge_l("abc", "xyz") == 0.0
+    assert rouge_l("same words", "same words") == 1.0
     assert levenshtein("kitten", "sitting") == 3
     assert edit_similarity("kitten", "sitting") == pytest.approx(1 - 3 / 7)
     assert rouge_l("制度的笼子里", "制度的笼子") == pytest.approx(2 * 1 * (5 / 6) / (1 + 5 / 6))
@@ -232,7 +246,8 @@ def test_similarity_by_hand():
 def test_highlight_escapes_html():
     ref_mask, cand_mask = matching_mask("<b>drift", "<b>draft")
     html_out = highlight_html("<b>draft", cand_mask)
-    assert "<b>" not in html_out and "&lt;b&gt;dr" in html_out
+    assert "<b>" not in html_out
+    assert "&lt;b&gt;dr" in html_out
     assert html_out.startswith('<mark class="match">&lt;b&gt;dr</mark>a')
     assert ref_mask == [True] * 5 + [False] + [True] * 2  # "<b>dr" and "ft" agree, "i" does not
 
@@ -261,7 +276,8 @@ def test_shuffle_is_seeded_and_never_identity():
         assert after.options[LETTER(after.answer)] == before.options[LETTER(before.answer)]
     assert shuffle_order(4, 7, 0) != (0, 1, 2, 3)
     orders = all_orders(4)
-    assert len(orders) == 24 == len(set(orders)) and orders[0] == (0, 1, 2, 3)
+    assert len(orders) == 24 == len(set(orders))
+    assert orders[0] == (0, 1, 2, 3)
 
 
 def LETTER(answer: str) -> int:
@@ -287,7 +303,8 @@ def test_batched_generation_equals_unbatched(tiny_lm):
         assert b.first_logprob == pytest.approx(float(torch.log_softmax(logits, -1).max()), abs=1e-4)
     done = []
     greedy_generate(tiny_lm, prompts, counts, token_budget=40, progress=lambda d, t: done.append((d, t)))
-    assert done[-1] == (4, 4) and len(done) > 1
+    assert done[-1] == (4, 4)
+    assert len(done) > 1
 
 
 def test_sequence_logprobs_match_a_slow_sum(tiny_lm):
@@ -337,7 +354,8 @@ def test_run_mcq_judges_against_slow_generation(tiny_lm):
     questions = load_mcq(MMLU, limit=2).questions
     config = MCQConfig(slack_tokens=1)
     run = run_mcq(tiny_lm, questions, config)
-    assert len(run.results) == 2 and all(len(r.probes) == 4 for r in run.results)
+    assert len(run.results) == 2
+    assert all(len(r.probes) == 4 for r in run.results)
     for result in run.results:
         for judged in result.probes:
             probe = judged.probe
@@ -347,7 +365,8 @@ def test_run_mcq_judges_against_slow_generation(tiny_lm):
             assert judged.continuation == continuation_text(tiny_lm, probe, slow)
             assert judged.exact == (judged.completion == probe.ground_truth)
     dist = run.summary("completion").distribution
-    assert sum(dist) == 2 and len(dist) == 5
+    assert sum(dist) == 2
+    assert len(dist) == 5
     assert run.summary("next_token").mean == pytest.approx(sum(r.score("next_token") for r in run.results) / 2)
     with pytest.raises(InputTextError):
         MCQConfig(threshold=0)
@@ -405,9 +424,11 @@ def test_order_test_p_value_is_normal_for_many_questions_and_close_to_exact_ther
 def test_permutation_test_scores_every_order(tiny_lm):
     questions = load_mcq(MMLU, limit=2).questions
     texts = order_texts(questions[0], PromptLayout())
-    assert len(texts) == 24 and texts[0] == PromptLayout().render(questions[0])[0]
+    assert len(texts) == 24
+    assert texts[0] == PromptLayout().render(questions[0])[0]
     result = permutation_test(tiny_lm, questions)
-    assert result.n_orders == 24 and len(result.questions) == 2
+    assert result.n_orders == 24
+    assert len(result.questions) == 2
     tok = tiny_lm.tokenizer
     spot = [tiny_lm.start_token_id] + tok(texts[5], add_special_tokens=False)["input_ids"]
     assert result.questions[0].logprobs[5] == pytest.approx(sequence_logprobs(tiny_lm, [spot])[0], abs=1e-3)

@@ -24,16 +24,20 @@ def test_chinese_sample_end_to_end_json(capsys, tmp_path, monkeypatch):
     )
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
-    assert payload["model"] == "tiny-random" and payload["n"] == 15
+    assert payload["model"] == "tiny-random"
+    assert payload["n"] == 15
     for which in ("original", "shuffled"):
         for kind in ("next_token", "completion"):
             block = payload[which][kind]
-            assert len(block["distribution"]) == 5 and sum(block["distribution"]) == 15
+            assert len(block["distribution"]) == 5
+            assert sum(block["distribution"]) == 15
             mean = sum(score * count for score, count in enumerate(block["distribution"])) / 15
             assert block["mean"] == mean
     assert payload["permutation"] is None
     stored = ResultStore(tmp_path / "results.sqlite").get_run(payload["run_id"])
-    assert stored.finished and stored.kind == "mcq" and stored.summary["shuffled"] == payload["shuffled"]
+    assert stored.finished
+    assert stored.kind == "mcq"
+    assert stored.summary["shuffled"] == payload["shuffled"]
     assert len(payload["questions"]) == 15
     for kind in ("next_token", "completion"):
         scores = [row[kind] for row in payload["questions"]]
@@ -56,12 +60,17 @@ def test_permutation_json_and_table_output(capsys):
     assert main([*args, "--permutation-test", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     perm = payload["permutation"]
-    assert perm["n_orders"] == 24 and len(perm["ranks"]) == 2 and 0 <= perm["mean_percentile"] <= 1
+    assert perm["n_orders"] == 24
+    assert len(perm["ranks"]) == 2
+    assert 0 <= perm["mean_percentile"] <= 1
     assert [row["order_rank"] for row in payload["questions"]] == perm["ranks"]
     assert payload["cut"] == "words"
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "original" in out and "shuffled" in out and "mitigation" in out and "order test" not in out
+    assert "original" in out
+    assert "shuffled" in out
+    assert "mitigation" in out
+    assert "order test" not in out
 
 
 def test_bad_input_is_a_clear_error(capsys, tmp_path):
@@ -72,7 +81,8 @@ def test_bad_input_is_a_clear_error(capsys, tmp_path):
     bad.write_text(json.dumps({"question": "?", "a": 1}) + "\n")
     assert main(["mcq", "--dataset", str(bad), "--model", "tiny-random"]) == 2
     err = capsys.readouterr().err
-    assert "error:" in err and "Traceback" not in err
+    assert "error:" in err
+    assert "Traceback" not in err
     assert main(["mcq", "--dataset", str(bad), "--model", "tiny-random", "--option-template", "{letter}"]) == 2
     assert "{text}" in capsys.readouterr().err
 
@@ -90,4 +100,5 @@ def test_answers_outside_the_options_are_reported_and_never_exported(capsys, tmp
     assert json.loads(captured.out)["n"] == 3
     assert "2 rows skipped (lines 2, 4: answer 'E' is not one of the options" in captured.err
     exported = [json.loads(line) for line in export.read_text().splitlines()]
-    assert len(exported) == 3 and all(row["answer"] in "ABCD" and row["answer"] for row in exported)
+    assert len(exported) == 3
+    assert all(row["answer"] in "ABCD" and row["answer"] for row in exported)

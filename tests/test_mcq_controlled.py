@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from core.data.questions import PromptLayout, load_mcq
-from core.engine.fine_tune import fine_tune
 from core.engine.models import bundled_tokenizer, tiny_random_model, wrap_model
-from core.mcq.study import run_benchmark
+from tests.helpers.fine_tune import fine_tune
+from tests.helpers.mcq import run_benchmark
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 N_TRAINED = 4
@@ -55,12 +55,14 @@ def test_memorised_questions_score_near_four_and_unseen_near_zero(memorised):
     from core.mcq.finding import mcq_finding
 
     finding = mcq_finding(report)
-    assert finding.level == "strong" and "of 4 options" in finding.headline
+    assert finding.level == "strong"
+    assert "of 4 options" in finding.headline
 
 
 def test_memorised_completions_read_off_the_rendering_equal_the_per_probe_path(memorised):
     """Memorised options are followed through the rendering's own pass to their end: still the same results."""
-    from core.mcq.completion import MCQConfig, run_mcq, run_mcq_sets
+    from core.mcq.completion import MCQConfig, run_mcq_sets
+    from tests.helpers.mcq import run_mcq
 
     lm, trained, unseen, _ = memorised
     questions = trained + unseen

@@ -13,16 +13,16 @@ from core.engine.generation import (
     EMPTY_PREFIX,
     greedy_after_prefixes,
     greedy_generate,
-    greedy_generate_slow,
     reusable_cache_bytes,
     run_after_prefixes,
 )
 from core.engine.packing import TokenTree, honours_packed_masks, run_packed_trees
-from core.mcq.completion import MCQConfig, MCQRun, run_mcq, run_mcq_sets
+from core.mcq.completion import MCQConfig, MCQRun, run_mcq_sets
 from core.mcq.probes import build_probes
 from core.mcq.renderings import RenderingPrompts, generate_along_renderings
 from core.mcq.shuffle import shuffle_questions
-from core.mcq.study import run_benchmark
+from tests.helpers.generation import greedy_generate_slow
+from tests.helpers.mcq import run_benchmark, run_mcq
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 MMLU = str(DATA / "mmlu_sample.jsonl")
@@ -92,13 +92,15 @@ def test_packed_token_trees_give_each_path_what_running_it_alone_gives(tiny_lm):
         tree(6, [2, 3], [(5, 6), tuple(range(2, len(seqs[3])))]),
         tree(len(seqs[4]), [4], [tuple(range(len(seqs[4])))]),
     ]
-    assert seqs[0][:8] == seqs[1][:8] and seqs[2][:6] == seqs[3][:6]
+    assert seqs[0][:8] == seqs[1][:8]
+    assert seqs[2][:6] == seqs[3][:6]
     paths = {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1), 4: (2, 0)}
     for row_tokens, budget in ((16, 40), (4096, 4096)):
         ran = run_packed_trees(tiny_lm, trees, budget, row_tokens=row_tokens)
         for s, (t, b) in paths.items():
             prefix, greedy = ran[t][b]
-            assert prefix.length == len(seqs[s]) and set(greedy) == set(trees[t].keep[b])
+            assert prefix.length == len(seqs[s])
+            assert set(greedy) == set(trees[t].keep[b])
             with torch.inference_mode():
                 full = tiny_lm.model(input_ids=torch.tensor([seqs[s]])).logits[0].float()
             for i, (token, logprob) in greedy.items():
@@ -159,7 +161,8 @@ def test_renderings_follow_the_text_where_the_model_reproduces_it(smollm2):
     questions = load_mcq(MMLU, limit=6).questions
     fast = _both_paths(smollm2, [questions, shuffle_questions(questions, seed=0)], MCQConfig())
     followed = [p for run in fast for r in run.results for p in r.probes if p.next_token_correct]
-    assert len(followed) >= 6 and any(p.exact for p in followed)
+    assert len(followed) >= 6
+    assert any(p.exact for p in followed)
 
 
 def test_prompts_that_are_not_a_rendering_start_take_the_per_probe_path(tiny_lm):
@@ -167,11 +170,13 @@ def test_prompts_that_are_not_a_rendering_start_take_the_per_probe_path(tiny_lm)
     small = dataclasses.replace(tiny_lm, max_context=96)
     questions = load_mcq(MMLU, limit=6).questions
     probes = [p for q in questions for p in build_probes(small, q, PromptLayout())]
-    assert any(p.n_context_dropped for p in probes) and any(not p.n_context_dropped for p in probes)
+    assert any(p.n_context_dropped for p in probes)
+    assert any(not p.n_context_dropped for p in probes)
     seen: list[tuple[int, int]] = []
     fast = run_mcq_sets(small, [questions], MCQConfig(), progress=lambda d, t: seen.append((d, t)))
     _assert_same_runs(fast, [run_mcq(small, questions, MCQConfig(), per_probe=True)])
-    assert seen[-1] == (24, 24) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert seen[-1] == (24, 24)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 def test_study_progress_counts_every_probe_of_both_sets(tiny_lm):

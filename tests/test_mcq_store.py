@@ -6,8 +6,8 @@ from pathlib import Path
 
 from core.data.questions import load_mcq
 from core.mcq.stored import KIND, benchmark_fingerprint, run_stored_benchmark
-from core.mcq.study import run_benchmark
 from core.store.results import ResultStore, SampleRow
+from tests.helpers.mcq import run_benchmark
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
@@ -19,10 +19,13 @@ def test_save_report_round_trip(tiny_lm, tmp_path):
     store = ResultStore(tmp_path / "results.sqlite")
     common = dict(load=lambda: tiny_lm, store=store, model="tiny-random", benchmark="mmlu_sample", shuffle_seed=2)
     report, run, _ = run_stored_benchmark(questions, MCQConfig(), **common)
-    assert run.finished and run.kind == KIND and run.n_done == 2
+    assert run.finished
+    assert run.kind == KIND
+    assert run.n_done == 2
     expected = list(report.original.summary("completion").distribution)
     assert run.summary["original"]["completion"]["distribution"] == expected
-    assert run.summary["permutation"] is None and "questions" not in run.summary
+    assert run.summary["permutation"] is None
+    assert "questions" not in run.summary
     samples = {s.sample_id: s for s in store.load_samples(run.run_id)}
     for result, shuffled in zip(report.original.results, report.shuffled.results):
         stored = samples[str(result.question.index)]
@@ -55,17 +58,20 @@ def test_interrupted_mcq_run_resumes_and_matches_the_in_memory_study(tiny_lm, tm
     except Stop:
         pass
     (interrupted,) = store.list_runs(KIND)
-    assert not interrupted.finished and interrupted.n_done == 2
+    assert not interrupted.finished
+    assert interrupted.n_done == 2
 
     report, run, n_computed = run_stored_benchmark(questions, config, load=lambda: tiny_lm, **common)
-    assert run.finished and n_computed == 3  # only the questions the interrupted run had not stored
+    assert run.finished
+    assert n_computed == 3  # only the questions the interrupted run had not stored
     assert report.to_dict(model="m", benchmark="b") == expected.to_dict(model="m", benchmark="b")
 
     def no_model():
         raise AssertionError("a finished MCQ run must be rebuilt without loading the model")
 
     again, _, n_again = run_stored_benchmark(questions, config, load=no_model, **common)
-    assert n_again == 0 and again.to_dict(model="m", benchmark="b") == expected.to_dict(model="m", benchmark="b")
+    assert n_again == 0
+    assert again.to_dict(model="m", benchmark="b") == expected.to_dict(model="m", benchmark="b")
 
 
 def test_finished_mcq_run_opens_from_the_store_alone(tiny_lm, tmp_path):
@@ -78,14 +84,18 @@ def test_finished_mcq_run_opens_from_the_store_alone(tiny_lm, tmp_path):
     report, run, _ = run_stored_benchmark(questions, config, load=lambda: tiny_lm, store=store, model="tiny-random",
                                           benchmark="mmlu_sample", shuffle_seed=3, permutation=True)
     sample = store.load_samples(run.run_id)[0].summary
-    assert sample["question_text"] == questions[0].question and sample["options"] == list(questions[0].options)
-    assert sample["answer"] == questions[0].answer and sample["question"] == questions[0].question[:200]
+    assert sample["question_text"] == questions[0].question
+    assert sample["options"] == list(questions[0].options)
+    assert sample["answer"] == questions[0].answer
+    assert sample["question"] == questions[0].question[:200]
 
     # A fresh store object over the same file: no questions, no model, no config passed in.
     rebuilt = mcq_report_from_run(ResultStore(store.path), ResultStore(store.path).get_run(run.run_id))
     assert rebuilt.to_dict(model="m", benchmark="b") == report.to_dict(model="m", benchmark="b")
-    assert rebuilt.original.config.cut == "words" and rebuilt.original.config.threshold == 0.5
-    assert rebuilt.shuffled_questions == report.shuffled_questions and rebuilt.permutation is not None
+    assert rebuilt.original.config.cut == "words"
+    assert rebuilt.original.config.threshold == 0.5
+    assert rebuilt.shuffled_questions == report.shuffled_questions
+    assert rebuilt.permutation is not None
 
 
 def test_mcq_report_from_run_says_what_to_do_with_old_unfinished_or_foreign_runs(tmp_path):

@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from core.methods.auxiliary import auxiliary_cost, compute_auxiliary, needed_passes
 from core.engine.models import tiny_random_model, wrap_model
+from core.engine.scoring import TokenRecords, TruncationWarning, score_texts
+from core.methods import AuxiliaryRecords, MethodConfigError, default_methods, parse_method, score_all
+from core.methods.auxiliary import auxiliary_cost, compute_auxiliary, needed_passes
+from core.methods.neighbourhood import Neighbourhood
 from core.methods.neighbours import (
     WordSlot,
     build_neighbours,
@@ -19,9 +22,6 @@ from core.methods.neighbours import (
     top_alternatives,
     word_slots,
 )
-from core.engine.scoring import TokenRecords, TruncationWarning, score_texts
-from core.methods import AuxiliaryRecords, MethodConfigError, default_methods, parse_method, score_all
-from core.methods.neighbourhood import Neighbourhood
 from core.methods.recall import DEFAULT_PREFIX, Recall
 from core.methods.reference import DEFAULT_REFERENCE, ReferenceModel
 
@@ -64,10 +64,13 @@ def test_reference_score_is_reference_loss_minus_target_loss():
 
 
 def test_reference_keys_and_parsing():
-    assert ReferenceModel().reference == DEFAULT_REFERENCE and ReferenceModel().key == "reference_smollm2_135m"
+    assert ReferenceModel().reference == DEFAULT_REFERENCE
+    assert ReferenceModel().key == "reference_smollm2_135m"
     parsed = parse_method("reference:reference=HuggingFaceTB/SmolLM2-360M")
-    assert isinstance(parsed, ReferenceModel) and parsed.reference == "HuggingFaceTB/SmolLM2-360M"
-    assert parsed.key == "reference_HuggingFaceTB_SmolLM2_360M" and "SmolLM2-360M" in parsed.label
+    assert isinstance(parsed, ReferenceModel)
+    assert parsed.reference == "HuggingFaceTB/SmolLM2-360M"
+    assert parsed.key == "reference_HuggingFaceTB_SmolLM2_360M"
+    assert "SmolLM2-360M" in parsed.label
     with pytest.raises(MethodConfigError, match="model spec"):
         ReferenceModel(reference="  ")
 
@@ -86,7 +89,8 @@ def test_neighbourhood_score_is_mean_neighbour_loss_minus_loss():
 def test_neighbourhood_parameters():
     assert Neighbourhood().key == "neighbourhood_n5_f0.15"
     parsed = parse_method("neighbourhood:n_neighbours=3,fraction=0.3,seed=2")
-    assert parsed == Neighbourhood(n_neighbours=3, fraction=0.3, seed=2) and parsed.key == "neighbourhood_n3_f0.3_s2"
+    assert parsed == Neighbourhood(n_neighbours=3, fraction=0.3, seed=2)
+    assert parsed.key == "neighbourhood_n3_f0.3_s2"
     for bad in ({"n_neighbours": 0}, {"fraction": 0.0}, {"fraction": 1.5}):
         with pytest.raises(MethodConfigError):
             Neighbourhood(**bad)
@@ -105,16 +109,19 @@ def test_recall_orientation_member_scores_higher():
     # Member: likely text whose likelihood the unseen prefix disturbs a lot. Non-member: barely disturbed.
     member = Recall().score(records_of([-1.0, -1.0]), AuxiliaryRecords(prefixed=records_of([-1.6, -1.6])))
     nonmember = Recall().score(records_of([-3.0, -3.0]), AuxiliaryRecords(prefixed=records_of([-3.1, -3.1])))
-    assert member == pytest.approx(1.6) and nonmember == pytest.approx(3.1 / 3.0)
+    assert member == pytest.approx(1.6)
+    assert nonmember == pytest.approx(3.1 / 3.0)
     assert member > nonmember
 
 
 def test_recall_keys_and_parameters():
-    assert Recall().key == "recall" and Recall().prefix == DEFAULT_PREFIX
+    assert Recall().key == "recall"
+    assert Recall().prefix == DEFAULT_PREFIX
     custom = parse_method("recall:prefix=Zebra crossings glow at night")
     assert custom.prefix == "Zebra crossings glow at night"
     digest = hashlib.sha256(b"Zebra crossings glow at night").hexdigest()[:8]
-    assert custom.key == f"recall_{digest}" and digest in custom.label
+    assert custom.key == f"recall_{digest}"
+    assert digest in custom.label
     with pytest.raises(MethodConfigError, match="non-empty prefix"):
         Recall(prefix=" ")
 
@@ -123,11 +130,13 @@ def test_new_families_registered_but_not_default():
     defaults = {m.family for m in default_methods()}
     for family, cls in (("reference", ReferenceModel), ("neighbourhood", Neighbourhood), ("recall", Recall)):
         assert isinstance(parse_method(family), cls)
-        assert family not in defaults and cls.needs
+        assert family not in defaults
+        assert cls.needs
     methods = [Recall(), Neighbourhood(n_neighbours=2), ReferenceModel("x"), parse_method("loss")]
     assert needed_passes(methods) == {"prefixed", "neighbours", "reference"}
     assert auxiliary_cost(methods) == 1 + (1 + 2) + 1
-    assert needed_passes(default_methods()) == frozenset() and auxiliary_cost(default_methods()) == 0
+    assert needed_passes(default_methods()) == frozenset()
+    assert auxiliary_cost(default_methods()) == 0
 
 
 # ---------- neighbour generation ----------
@@ -156,7 +165,8 @@ def test_word_slots_and_neighbours_hand_checked(tiny_lm):
     assert count_words(text) == 5  # The cat sat on mat
     # fraction 0.4 of 5 words = 2 words per neighbour, chosen among the 3 slots.
     neighbours = build_neighbours(text, slots, 4, 0.4, seed=0)
-    assert len(neighbours) == 4 and neighbours == build_neighbours(text, slots, 4, 0.4, seed=0)
+    assert len(neighbours) == 4
+    assert neighbours == build_neighbours(text, slots, 4, 0.4, seed=0)
     possible = {
         "The dog stood on 41st mat.",
         "The dog sat on 41st The.",
@@ -219,7 +229,8 @@ def test_no_auxiliary_needed_runs_no_pass(tiny_lm):
     aux = compute_auxiliary(
         tiny_lm, PASSAGES[:2], default_methods(), records, progress=lambda d, t: calls.append((d, t))
     )
-    assert aux == [AuxiliaryRecords(), AuxiliaryRecords()] and calls == []
+    assert aux == [AuxiliaryRecords(), AuxiliaryRecords()]
+    assert calls == []
 
 
 def test_compute_auxiliary_matches_independent_passes(tiny_lm, other_lm):
@@ -304,4 +315,5 @@ def test_real_model_ranks_a_famous_passage_above_fresh_ones(smollm2):
     for text, a in zip(texts, aux):
         for neighbour in a.neighbours:
             before, after = text.split(" "), neighbour.text.split(" ")
-            assert len(after) == len(before) and 1 <= sum(x != y for x, y in zip(before, after)) <= 0.2 * len(before)
+            assert len(after) == len(before)
+            assert 1 <= sum(x != y for x, y in zip(before, after)) <= 0.2 * len(before)

@@ -36,7 +36,8 @@ def synthetic(n: int = 300, seed: int = 3, decimals: int = 1) -> tuple[np.ndarra
 def test_auroc_hand_computed_with_ties():
     # Pairs (member, non-member): (0.8 vs 0.1) win, (0.8 vs 0.4) win, (0.4 vs 0.1) win, (0.4 vs 0.4) tie.
     assert auroc([1, 1, 0, 0], [0.8, 0.4, 0.1, 0.4]) == pytest.approx(3.5 / 4)
-    assert auroc([1, 0], [1.0, 0.0]) == 1.0 and auroc([1, 0], [0.0, 1.0]) == 0.0
+    assert auroc([1, 0], [1.0, 0.0]) == 1.0
+    assert auroc([1, 0], [0.0, 1.0]) == 0.0
     assert auroc([1, 0, 1, 0], [5, 5, 5, 5]) == 0.5
 
 
@@ -98,7 +99,8 @@ def test_bootstrap_redraws_single_class_resamples():
     positives = y[draws].sum(axis=1)
     assert ((positives > 0) & (positives < 4)).all()
     values = bootstrap_aurocs(y, s, 500, seed=0)
-    assert np.isfinite(values).all() and (values == 1.0).all()
+    assert np.isfinite(values).all()
+    assert (values == 1.0).all()
     assert bootstrap_ci(y, s, n_resamples=500) == (1.0, 1.0)
 
 
@@ -123,7 +125,8 @@ def test_nan_scores_dropped_and_counted():
     with_nan[[3, 10, 50]] = np.nan
     keep = ~np.isnan(with_nan)
     result = evaluate(y, with_nan)
-    assert result.n == y.size - 3 and result.n_dropped == 3
+    assert result.n == y.size - 3
+    assert result.n_dropped == 3
     assert result.auroc == pytest.approx(roc_auc_score(y[keep], s[keep]))
 
 
@@ -144,7 +147,8 @@ def test_evaluate_and_to_dict():
     assert isinstance(result, MetricResult)
     assert result.auroc == pytest.approx(roc_auc_score(y, s))
     assert result.ci == bootstrap_ci(y, s)
-    assert result.tpr_at_1_fpr == tpr_at_fpr(y, s, 0.01) and result.tpr_at_5_fpr == tpr_at_fpr(y, s, 0.05)
+    assert result.tpr_at_1_fpr == tpr_at_fpr(y, s, 0.01)
+    assert result.tpr_at_5_fpr == tpr_at_fpr(y, s, 0.05)
     assert result.n == 300
     assert result.to_dict() == {
         "auroc": result.auroc,
@@ -172,7 +176,8 @@ def test_blind_baseline_matches_independent_cross_validation():
         oof[test] = clf.predict_proba(vectoriser.transform(texts[test]))[:, 1]
     assert result.auroc == pytest.approx(roc_auc_score(y, oof))
     # WikiMIA's date split is separable from wording alone: the reason this baseline exists.
-    assert result.auroc > 0.85 and result.n == 250
+    assert result.auroc > 0.85
+    assert result.n == 250
 
 
 def test_blind_baseline_near_chance_on_random_labels():
@@ -204,8 +209,10 @@ def test_ensemble_learns_informative_scores_and_survives_nan():
     table = {"strong": strong, "reversed": reversed_signal, "noise": noise, "gaps": with_gaps, "empty": [np.nan] * 400}
     result = ensemble(table, y)
     best_single = max(auroc(y, strong), auroc(y, -reversed_signal))
-    assert result.auroc > best_single - 0.01 and result.auroc > 0.85
-    assert result.n == 400 and result == ensemble(table, y)
+    assert result.auroc > best_single - 0.01
+    assert result.auroc > 0.85
+    assert result.n == 400
+    assert result == ensemble(table, y)
 
 
 def test_ensemble_matches_independent_out_of_fold_fit():

@@ -43,7 +43,8 @@ def test_local_directory_checkpoint_loads(tiny_lm, tmp_path):
 def test_wrap_model_accepts_an_in_memory_model(tiny_lm):
     model = tiny_random_model(tiny_lm.tokenizer, seed=3)
     wrapped = wrap_model(model, tiny_lm.tokenizer, spec="fine-tuned", start_token_id=tiny_lm.start_token_id)
-    assert wrapped.spec == "fine-tuned" and wrapped.start_token_id == tiny_lm.start_token_id
+    assert wrapped.spec == "fine-tuned"
+    assert wrapped.start_token_id == tiny_lm.start_token_id
 
 
 @pytest.mark.parametrize(
@@ -71,7 +72,8 @@ def test_unknown_hub_id_offline_says_what_was_tried():
     with pytest.raises(ModelLoadError) as info:
         load_model("leaklens-test/no-such-model")
     message = str(info.value)
-    assert "Tried: bundled names" in message and "local directory" in message
+    assert "Tried: bundled names" in message
+    assert "local directory" in message
     assert "offline" in message
 
 
@@ -91,17 +93,22 @@ def test_remote_code_model_is_refused_naming_the_flag_not_the_hub(tmp_path):
     with pytest.raises(ModelLoadError) as info:
         load_model(str(_remote_code_checkpoint(tmp_path / "custom")))
     message = str(info.value)
-    assert "--trust-remote-code" in message and "modeling_custom.py" in message
-    assert "hub" not in message.lower() and "offline" not in message.lower() and "\n" not in message
+    assert "--trust-remote-code" in message
+    assert "modeling_custom.py" in message
+    assert "hub" not in message.lower()
+    assert "offline" not in message.lower()
+    assert "\n" not in message
 
 
 def test_remote_code_model_with_the_flag_reports_the_full_cause(tmp_path):
     with pytest.raises(ModelLoadError) as info:
         load_model(str(_remote_code_checkpoint(tmp_path / "custom")), trust_remote_code=True)
     message = str(info.value)
-    assert "\n" not in message and "offline" not in message.lower()
+    assert "\n" not in message
+    assert "offline" not in message.lower()
     cause = message.split("(Cause: ", 1)[1]
-    assert cause.endswith(")") and (len(cause) < 420 or cause.endswith(" …)"))  # never cut mid-word
+    assert cause.endswith(")")
+    assert len(cause) < 420 or cause.endswith(" …)")  # never cut mid-word
 
 
 def test_unknown_hub_id_offline_fails_in_one_line_without_touching_the_network():
@@ -112,4 +119,6 @@ def test_unknown_hub_id_offline_fails_in_one_line_without_touching_the_network()
         load_model("leaklens-test/no-such-model")
     assert time.monotonic() - started < 5
     message = str(info.value)
-    assert "HF_HUB_OFFLINE=1" in message and "not in the local Hugging Face cache" in message and "\n" not in message
+    assert "HF_HUB_OFFLINE=1" in message
+    assert "not in the local Hugging Face cache" in message
+    assert "\n" not in message

@@ -312,7 +312,8 @@ def test_environment_faults_are_one_line_and_keep_the_previous_file(fault: Fault
     assert fault.cause.format(m=mount) in _one_error_line(stderr)
     assert stdout.endswith('{"previous": 1}'), "the previous r.json was changed"
     if fault.before_work:
-        assert "scored" not in stdout and "dataset:" not in stdout, "the fault was found only after the work"
+        assert "scored" not in stdout, "the fault was found only after the work"
+        assert "dataset:" not in stdout, "the fault was found only after the work"
 
 
 @dataclass(frozen=True)
@@ -345,7 +346,8 @@ def test_a_file_where_a_folder_is_needed_and_the_reverse_is_one_line(case: Mispl
     assert main([a.replace("{d}", str(tmp_path)) for a in case.argv]) == 2
     out, err = capsys.readouterr()
     assert case.line.replace("{d}", str(tmp_path)) in _one_error_line(err)
-    assert out == "" and _digests(tmp_path) == before
+    assert out == ""
+    assert _digests(tmp_path) == before
 
 
 # -- the helper itself --------------------------------------------------------------------------------------
@@ -366,11 +368,13 @@ def test_a_rewritten_file_keeps_its_permissions_and_a_new_one_gets_the_usual_one
     kept.write_text("old")
     kept.chmod(0o640)
     write_atomic(kept, "new")
-    assert kept.read_text() == "new" and kept.stat().st_mode & 0o777 == 0o640
+    assert kept.read_text() == "new"
+    assert kept.stat().st_mode & 0o777 == 0o640
     umask = os.umask(0o022)
     os.umask(umask)
     fresh = write_atomic(tmp_path / "sub" / "new.json", b"bytes")
-    assert fresh.read_bytes() == b"bytes" and fresh.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert fresh.read_bytes() == b"bytes"
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_a_symlinked_output_rewrites_the_file_it_points_at(tmp_path):
@@ -378,7 +382,8 @@ def test_a_symlinked_output_rewrites_the_file_it_points_at(tmp_path):
     real.write_text("old")
     (tmp_path / "link.json").symlink_to(real)
     write_atomic(tmp_path / "link.json", "new")
-    assert (tmp_path / "link.json").is_symlink() and real.read_text() == "new"
+    assert (tmp_path / "link.json").is_symlink()
+    assert real.read_text() == "new"
 
 
 def test_an_input_named_after_the_output_was_claimed_is_still_checked(tmp_path):

@@ -57,10 +57,12 @@ def test_fast_view_skips_kgram_pass_and_kgram_methods(tiny_lm):
     full = inspect_passages(tiny_lm, [("A", FRESH.text)])
     assert fast[0].analysis.records.max_kgram == 0
     needing = {m.key for m in default_methods() if m.kgram_needed}
-    assert needing and not needing & fast[0].analysis.scores.keys()
+    assert needing
+    assert not needing & fast[0].analysis.scores.keys()
     assert needing <= full[0].analysis.scores.keys()
     np.testing.assert_allclose(fast[0].analysis.records.logprobs, full[0].analysis.records.logprobs, rtol=1e-6)
-    assert calls and calls[-1][0] == calls[-1][1]
+    assert calls
+    assert calls[-1][0] == calls[-1][1]
 
 
 def test_long_passage_is_cut_and_reports_the_dropped_tokens(tiny_lm):
@@ -75,7 +77,8 @@ def test_a_huge_passage_says_its_dropped_count_is_an_estimate(tiny_lm):
     assert exact.n_dropped_text == f"{exact.n_dropped:,}"
     (huge,) = inspect_passages(tiny_lm, [("B", "word " * 40_000)], max_tokens=20, with_kgrams=False)
     assert not huge.analysis.records.n_dropped_exact  # only the start was tokenized
-    assert huge.n_dropped_text == f"about {huge.n_dropped:,}" and huge.n_dropped > 30_000
+    assert huge.n_dropped_text == f"about {huge.n_dropped:,}"
+    assert huge.n_dropped > 30_000
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t"])
@@ -102,7 +105,8 @@ def test_real_model_finds_the_famous_opening_far_more_predictable(smollm2):
     famous, paraphrase, fresh = (p.analysis.perplexity for p in found)
     # Memorised text: far less perplexing than the same ideas reworded, and than a fresh story
     # (measured: about 13, 34 and 165).
-    assert famous * 2 < paraphrase and paraphrase * 2 < fresh
+    assert famous * 2 < paraphrase
+    assert paraphrase * 2 < fresh
     summary = honest_summary(famous, reference_points(smollm2), "smollm2-135m")
     assert "No verdict without calibration" in summary
     assert "nearer the famous example" in summary
@@ -164,7 +168,8 @@ def test_summary_compares_without_a_verdict():
 def test_summary_admits_when_the_model_cannot_tell_the_references_apart():
     close = [ReferencePoint("famous example", "famous", 49_060.0), ReferencePoint("fresh example", "fresh", 49_798.0)]
     text = honest_summary(48_718.0, close, "tiny-random")
-    assert "almost alike" in text and "nearer" not in text
+    assert "almost alike" in text
+    assert "nearer" not in text
     assert "perplexity is **48,718**" in text
     # 155 / 13 is far above the 1.5 factor: the comparison stands.
     assert "almost alike" not in honest_summary(20.0, [FAMOUS, UNSEEN], "m")
@@ -184,9 +189,11 @@ def test_a_passage_below_the_minimum_length_is_too_short_to_judge():
 
     short = honest_summary(40.0, [FAMOUS, UNSEEN], "m", n_tokens=2)
     assert short.startswith("**Too short to judge: only 2 tokens")
-    assert "nearer" not in short and "famous example scores" not in short
+    assert "nearer" not in short
+    assert "famous example scores" not in short
     at = honest_summary(40.0, [FAMOUS, UNSEEN], "m", n_tokens=MIN_PASSAGE_TOKENS)
-    assert at.startswith("**No verdict without calibration.**") and "nearer" in at
+    assert at.startswith("**No verdict without calibration.**")
+    assert "nearer" in at
 
 
 def test_a_passage_is_never_compared_with_itself():

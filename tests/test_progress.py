@@ -21,7 +21,8 @@ def test_bar_shows_counts_and_percentages():
         progress(48, 48)
     frames = [f for f in stream.getvalue().split("\r") if f.strip()]
     assert any("scoring:  33%" in f and "16/48" in f for f in frames)
-    assert "scoring: 100%" in frames[-1] and "48/48" in frames[-1]
+    assert "scoring: 100%" in frames[-1]
+    assert "48/48" in frames[-1]
     assert "|" + "#" * 10 in frames[-1]  # the bar itself (ASCII on a stream that is not a terminal)
 
 

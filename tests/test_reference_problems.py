@@ -66,7 +66,8 @@ def test_verifier_catches_a_wrong_solution():
     assert not result.passed  # check passes for 2 but the >>> example (3 -> 6) fails
     assert "docstring example" in result.detail
     result = verify_problem(_toy("    return x * 3\n"))
-    assert not result.passed and "AssertionError" in result.detail
+    assert not result.passed
+    assert "AssertionError" in result.detail
 
 
 def test_verifier_times_out_on_an_endless_solution():

@@ -20,7 +20,7 @@ from core.leakage.delta import LeakageReport, ModelRequest, build_leakage_report
 from core.leakage.finding import leakage_finding
 from core.leakage.losses import ModelLosses, ProblemLoss
 from core.mcq.finding import mcq_finding
-from core.mcq.study import MCQReport, run_benchmark
+from core.mcq.study import MCQReport
 from core.membership.benchmark import BenchmarkResult
 from core.membership.finding import membership_finding
 from core.stats.finding import Finding
@@ -38,6 +38,7 @@ from core.viz.membership_plots import (
     top_methods,
 )
 from core.viz.report import build_html_report, leakage_section, mcq_section, render_report, results_csv
+from tests.helpers.mcq import run_benchmark
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 LABELS = [1, 1, 1, 1, 0, 0, 0, 0]
@@ -80,11 +81,13 @@ def test_heatmap_values_and_hover():
     assert list(trace.y) == ["Loss", "zlib <ratio>", ENSEMBLE_LABEL, BASELINE_LABEL]
     z = [list(row) for row in trace.z]
     assert z[0] == [pytest.approx(14 / 16), pytest.approx(14 / 16)]
-    assert z[1][0] == pytest.approx(a.metrics["zlib"].auroc) and z[1][1] is None  # books has no zlib run
+    assert z[1][0] == pytest.approx(a.metrics["zlib"].auroc)
+    assert z[1][1] is None  # books has no zlib run
     assert z[3][0] == pytest.approx(a.blind_baseline.auroc)
     ci = a.metrics["loss"].ci
     assert list(trace.customdata[0][0][:2]) == [ci[0], ci[1]]
-    assert "95% CI" in trace.hovertemplate and "customdata[0]" in trace.hovertemplate
+    assert "95% CI" in trace.hovertemplate
+    assert "customdata[0]" in trace.hovertemplate
     with_models = auroc_heatmap([a, _result(model="smollm2-135m")])
     assert list(with_models.data[0].x) == ["wiki <b>.csv · tiny-random", "wiki <b>.csv · smollm2-135m"]
 
@@ -106,7 +109,8 @@ def test_runs_on_the_same_dataset_get_distinct_columns():
     figure = auroc_heatmap([full, sample])
     assert len(set(figure.data[0].x)) == 2  # equal names would merge into one column
     html = build_html_report([full, sample])
-    assert "<h2>books.csv · tiny-random · n=8</h2>" in html and "<h2>books.csv · tiny-random · n=6</h2>" in html
+    assert "<h2>books.csv · tiny-random · n=8</h2>" in html
+    assert "<h2>books.csv · tiny-random · n=6</h2>" in html
 
 
 def test_bars_have_ci_error_bars_and_baseline_line():
@@ -127,10 +131,12 @@ def test_roc_overlay_points_and_baseline_entry():
     result = _result()
     figure = roc_overlay(result)
     names = [t.name for t in figure.data]
-    assert names[0] == "Loss (0.875)" and names[2] == "chance (0.500)"
+    assert names[0] == "Loss (0.875)"
+    assert names[2] == "chance (0.500)"
     assert names[3].startswith(BASELINE_LABEL)
     fpr, tpr = roc_points(LABELS, SCORES["loss"])
-    assert list(figure.data[0].x) == fpr.tolist() and list(figure.data[0].y) == tpr.tolist()
+    assert list(figure.data[0].x) == fpr.tolist()
+    assert list(figure.data[0].y) == tpr.tolist()
     only = roc_overlay(result, ["zlib"])
     assert [t.name for t in only.data][0].startswith("zlib <ratio>")
     assert top_methods(result, 1) == ["loss"]
@@ -139,8 +145,10 @@ def test_roc_overlay_points_and_baseline_entry():
 def test_score_distribution_splits_by_label():
     figure = member_score_histogram(_result(), "loss")
     members, nonmembers = figure.data
-    assert list(members.x) == SCORES["loss"][:4] and list(nonmembers.x) == SCORES["loss"][4:]
-    assert members.name == "members (n=4)" and "AUROC 0.875" in figure.layout.title.text
+    assert list(members.x) == SCORES["loss"][:4]
+    assert list(nonmembers.x) == SCORES["loss"][4:]
+    assert members.name == "members (n=4)"
+    assert "AUROC 0.875" in figure.layout.title.text
 
 
 def test_csv_export_rows():
@@ -149,7 +157,8 @@ def test_csv_export_rows():
     assert len(rows) == 4 + 3
     assert {r["run_id"] for r in rows} == {"rwik", "rboo"}
     first = rows[0]
-    assert first["dataset"] == "wiki <b>.csv" and first["method"] == "loss"
+    assert first["dataset"] == "wiki <b>.csv"
+    assert first["method"] == "loss"
     assert float(first["auroc"]) == pytest.approx(0.875)
     assert [r["method"] for r in rows[:4]] == ["loss", "zlib", "blind_baseline", "ensemble"]
 
@@ -161,11 +170,14 @@ def test_report_is_self_contained_and_escaped(tmp_path):
     assert html.startswith("<!DOCTYPE html>")
     assert not re.search(r"<script[^>]+src=", html), "every script must be inline"
     assert not re.search(r"<link[^>]+href=[\"']https?:", html)
-    assert html.count("plotly.js v") >= 1 and len(html) > 3_000_000  # the library itself is inline
+    assert html.count("plotly.js v") >= 1
+    assert len(html) > 3_000_000  # the library itself is inline
     assert html.count('class="plotly-graph-div"') == 1 + 2 * 2  # heatmap + bars and ROC per run
     assert "<title>Q3 &lt;audit&gt;</title>" in html
-    assert "wiki &lt;b&gt;.csv" in html and "wiki <b>.csv ·" not in html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+    assert "wiki &lt;b&gt;.csv" in html
+    assert "wiki <b>.csv ·" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>alert(1)" not in html
     assert "0.875" in html
 
 
@@ -214,7 +226,8 @@ def test_report_starts_with_the_finding_then_the_evidence_chart():
     # The title, then straight away the verdict banner with its own colours and the headline.
     first = re.sub(r"^<body>\s*<h1>[^<]*</h1>\s*", "", body)
     assert first.startswith('<div class="findings">\n<div class="leaklens-finding"'), first[:200]
-    assert escape(finding.headline) in first[:2000] and "background: #" in first[:600]
+    assert escape(finding.headline) in first[:2000]
+    assert "background: #" in first[:600]
     headline_at = body.index(escape(finding.headline))
     bars_at = body.index("AUROC with 95% CI")
     evidence_at = body.index(escape(finding.evidence[0]))
@@ -227,10 +240,12 @@ def test_report_starts_with_the_finding_then_the_evidence_chart():
 def test_report_embeds_plotly_once_and_loads_nothing_from_the_network():
     html = build_html_report([_result(), _result(dataset="books.csv", keys=("loss",))])
     library = get_plotlyjs()
-    assert html.count(library[:400]) == 1 and html.count(library[-400:]) == 1
+    assert html.count(library[:400]) == 1
+    assert html.count(library[-400:]) == 1
     assert len(html) < len(library) + 400_000
     outside = html.replace(library, "")  # the library's own code mentions URLs it never loads here
-    assert not re.search(r"<script[^>]+src=", outside) and not re.search(r"(href|src)=[\"']?https?:", outside)
+    assert not re.search(r"<script[^>]+src=", outside)
+    assert not re.search(r"(href|src)=[\"']?https?:", outside)
     assert html.index(library[:400]) < html.index('class="plotly-graph-div"')  # loaded before any chart
     charts = re.findall(r'"title":\{[^{}]*"text":"([^"]+)"', outside)
     # data in chart titles is escaped too: Plotly would draw "<b>" in a dataset's name as bold markup
@@ -239,7 +254,8 @@ def test_report_embeds_plotly_once_and_loads_nothing_from_the_network():
         assert any(t.startswith(title) for t in charts), (title, charts)
     # Every run's verdict is at the top, each linking to its section.
     assert html.count('class="leaklens-finding"') == 2
-    assert '<a href="#run-1"' in html and '<section id="run-2">' in html
+    assert '<a href="#run-1"' in html
+    assert '<section id="run-2">' in html
 
 
 def test_report_covers_loss_delta_and_mcq_runs(tiny_lm):
@@ -250,14 +266,16 @@ def test_report_covers_loss_delta_and_mcq_runs(tiny_lm):
     headlines = [escape(f.headline) for f in (membership_finding(_result()), leakage_finding(leakage),
                                               mcq_finding(mcq))]
     positions = [body.index(h) for h in headlines]
-    assert positions == sorted(positions) and positions[-1] < body.index('class="plotly-graph-div"')
+    assert positions == sorted(positions)
+    assert positions[-1] < body.index('class="plotly-graph-div"')
     assert "Loss delta · HumanEval vs reference &lt;set&gt;" in body
     assert "Multiple-choice memorisation · mmlu &lt;sample&gt; · tiny-random" in body
     # membership: bars + ROC; loss delta: loss bars, Δ² bars, per-problem losses; MCQ: two probes + order ranks
     assert body.count('class="plotly-graph-div"') == 2 + 3 + 3
     assert html.count(get_plotlyjs()[:400]) == 1
     only = render_report([leakage_section(leakage)], title="Δ")
-    assert escape(leakage_finding(leakage).headline) in only and "AUROC" not in _body(only)
+    assert escape(leakage_finding(leakage).headline) in only
+    assert "AUROC" not in _body(only)
     with pytest.raises(LeakLensError, match="no finished"):
         render_report([], title="empty")
 
@@ -265,8 +283,11 @@ def test_report_covers_loss_delta_and_mcq_runs(tiny_lm):
 def test_banner_names_and_links_its_run_and_escapes_everything():
     finding = Finding("strong", "Model <m> saw it.")
     html = banner_html(finding, subject="wiki <b>.csv", link="run-1")
-    assert 'href="#run-1"' in html and "wiki &lt;b&gt;.csv" in html and "Model &lt;m&gt; saw it." in html
-    assert "<b>" not in html and "<m>" not in html
+    assert 'href="#run-1"' in html
+    assert "wiki &lt;b&gt;.csv" in html
+    assert "Model &lt;m&gt; saw it." in html
+    assert "<b>" not in html
+    assert "<m>" not in html
 
     from ui.finding import banner_html as page_banner
 

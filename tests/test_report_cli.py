@@ -18,7 +18,7 @@ from core.mcq.stored import run_stored_benchmark
 from core.membership.benchmark import result_from_store, run_membership_benchmark
 from core.membership.finding import membership_finding
 from core.methods import parse_methods
-from core.store.overview import delta_table, run_table
+from core.results.overview import delta_table, run_table
 from core.store.results import ResultStore, SampleRow
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -61,10 +61,13 @@ def test_report_of_a_stored_membership_run_and_a_stored_mcq_run(stored, tmp_path
     headlines = [escape(membership_finding(result_from_store(store, store.get_run(membership_id))).headline),
                  escape(mcq_finding(stored["mcq"]).headline)]
     positions = [body.index(h) for h in headlines]
-    assert positions == sorted(positions) and positions[-1] < body.index('class="plotly-graph-div"')
-    assert "<h1>LeakLens report</h1>" in body and "Multiple-choice memorisation · mmlu_sample · tiny-random" in body
+    assert positions == sorted(positions)
+    assert positions[-1] < body.index('class="plotly-graph-div"')
+    assert "<h1>LeakLens report</h1>" in body
+    assert "Multiple-choice memorisation · mmlu_sample · tiny-random" in body
     library = get_plotlyjs()
-    assert html.count(library[:400]) == 1 and html.count(library[-400:]) == 1
+    assert html.count(library[:400]) == 1
+    assert html.count(library[-400:]) == 1
     assert body.count('class="plotly-graph-div"') == 2 + 2  # membership: bars + ROC; MCQ: two probes
 
 
@@ -74,21 +77,27 @@ def test_report_of_an_mcq_run_alone_matches_the_in_memory_section(stored, tmp_pa
     code, html = _report(stored, tmp_path, stored["mcq_run"].run_id)
     assert code == 0
     expected = mcq_section(stored["mcq"], model="tiny-random", benchmark="mmlu_sample")
-    assert escape(expected.finding.headline) in html and expected.details in html
+    assert escape(expected.finding.headline) in html
+    assert expected.details in html
     assert "AUROC" not in html[html.index("<body>"):]
 
 
 def test_report_errors_name_the_problem(stored, tmp_path, capsys):
     code, html = _report(stored, tmp_path, "no-such-run")
     err = capsys.readouterr().err
-    assert code == 2 and not html
-    assert err.startswith("error: No stored run with id 'no-such-run'") and "Traceback" not in err
+    assert code == 2
+    assert not html
+    assert err.startswith("error: No stored run with id 'no-such-run'")
+    assert "Traceback" not in err
 
     delta_id = ResultStore(stored["path"]).list_runs("delta")[0].run_id
     code, html = _report(stored, tmp_path, stored["mcq_run"].run_id, delta_id)
     err = capsys.readouterr().err
-    assert code == 2 and not html
-    assert err.startswith("error: ") and "'delta' run" in err and "python -m core delta" in err
+    assert code == 2
+    assert not html
+    assert err.startswith("error: ")
+    assert "'delta' run" in err
+    assert "python -m core delta" in err
 
     assert main(["report", "x", "--out", str(tmp_path / "r.html"), "--no-store"]) == 2
     assert "drop --no-store" in capsys.readouterr().err
@@ -102,16 +111,23 @@ def test_report_help_documents_out_as_html(capsys):
         main(["report", "--help"])
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
-    assert "--out FILE.html" in text and "HTML" in text and "--store" in text and "RUN_ID" in text
+    assert "--out FILE.html" in text
+    assert "HTML" in text
+    assert "--store" in text
+    assert "RUN_ID" in text
 
 
 def test_run_tables_group_a_models_loss_delta_sets(stored):
     runs = ResultStore(stored["path"]).list_runs()
     rows = run_table(runs)
-    assert len(rows) == 3 and sorted(r["kind"] for r in rows) == ["delta", "mcq", "mia"]
+    assert len(rows) == 3
+    assert sorted(r["kind"] for r in rows) == ["delta", "mcq", "mia"]
     (delta,) = [r for r in rows if r["kind"] == "delta"]
-    assert delta["dataset"] == "HumanEval vs reference" and delta["done"] == 5 and delta["status"] == "finished"
-    assert delta["test"] == "Loss delta" and all("run id" not in r for r in rows)
+    assert delta["dataset"] == "HumanEval vs reference"
+    assert delta["done"] == 5
+    assert delta["status"] == "finished"
+    assert delta["test"] == "Loss delta"
+    assert all("run id" not in r for r in rows)
     assert delta_table(runs) == [{
         "model": "tiny-random", "benchmark set": "HumanEval", "benchmark mean loss": 1.5, "benchmark n": 2,
         "reference set": "reference", "reference mean loss": 4.0, "reference n": 3,

@@ -94,13 +94,15 @@ def build_overlap_outcome(root: Path) -> SearchOutcome:
 def check_self_contained(html: str) -> str:
     """Plotly exactly once (before any chart), nothing loaded from the network; returns the page without it."""
     library = get_plotlyjs()
-    assert html.count(library[:400]) == 1 and html.count(library[-400:]) == 1
+    assert html.count(library[:400]) == 1
+    assert html.count(library[-400:]) == 1
     assert html.index(library[:400]) < html.index('class="plotly-graph-div"')
     outside = html.replace(library, "")
     assert not re.search(r"<script[^>]+src=", outside)
     assert not re.search(r"(href|src)=[\"']?(https?:)?//", outside)
     assert not re.search(r"<link[^>]+href=", outside)
-    assert "@import" not in outside and "url(" not in outside
+    assert "@import" not in outside
+    assert "url(" not in outside
     return outside
 
 
@@ -117,7 +119,8 @@ def check_starts_with_verdict(body: str, findings: list[Finding]) -> None:
 
 
 def check_escaped(body: str) -> None:
-    assert PLANTED not in body and "alert(\"leaklens\")</script>" not in body
+    assert PLANTED not in body
+    assert "alert(\"leaklens\")</script>" not in body
     assert escape(PLANTED) in body or escape(PLANTED, quote=False) in body
 
 
@@ -134,8 +137,10 @@ def test_passage_report_from_a_real_inspection(tiny_lm, tmp_path):
     check_starts_with_verdict(body, findings)
     check_escaped(body)
     assert body.count('class="plotly-graph-div"') == 2 * 3  # per passage: loss strip, Min-K% strip, token curve
-    assert body.count('class="ll-heatmap"') == 2 and "Token probability" in body
-    assert "freshly written passages" in body and "perplexity (lower = more predictable)" in body
+    assert body.count('class="ll-heatmap"') == 2
+    assert "Token probability" in body
+    assert "freshly written passages" in body
+    assert "perplexity (lower = more predictable)" in body
     # the evidence (the loss strip) comes right after the section heading, before the details and heatmap
     section = body[body.index('<section id="run-1">'):body.index('<section id="run-2">')]
     assert section.index('class="plotly-graph-div"') < section.index("Evidence") < section.index("ll-heatmap")
@@ -156,7 +161,8 @@ def test_leakage_report_from_a_real_loss_delta_run(tiny_lm):
     titles = chart_titles(body)
     assert body.count('class="plotly-graph-div"') == 3  # Δ bars, Δ² bars, per-problem losses
     assert any("Δ" in t or "\\u0394" in t for t in titles), titles
-    assert "L_test" in body and f"significance test: {report.test_used}" in body
+    assert "L_test" in body
+    assert f"significance test: {report.test_used}" in body
 
 
 def test_overlap_report_from_a_real_search(tmp_path):
@@ -171,6 +177,9 @@ def test_overlap_report_from_a_real_search(tmp_path):
     assert chart_titles(body)[0] == "How much of each test item was found in the training data"  # as on the page
     assert not any(t.startswith("Contamination") for t in chart_titles(body))  # one pair: no 1 × 1 heatmap
     # the best matches are listed, most overlap first, with the shared text marked
-    assert '<mark class="ll-match">' in body and "planted &lt;script&gt;" in body
+    assert '<mark class="ll-match">' in body
+    assert "planted &lt;script&gt;" in body
     values = [float(v) for v in re.findall(r"<td>(\d\.\d\d)</td>", body)]
-    assert values and values == sorted(values, reverse=True) and values[0] == 1.0
+    assert values
+    assert values == sorted(values, reverse=True)
+    assert values[0] == 1.0

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from core.data.demo import name_label, pair_label
 from core.data.labelled import load_labelled_dataset
 from core.data.text_sets import load_text_set
 from core.inference.run import run_dataset_inference
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
-from core.results.stored import data_label, name_label, open_stored, pair_label, run_card, try_open
-from core.stats.finding import Finding
-from core.store.overview import (
+from core.results.overview import (
     filter_runs,
     opened_run,
     parts_of,
@@ -27,9 +26,12 @@ from core.store.overview import (
     story_runs,
     unfinished_runs,
 )
+from core.results.report import stored_runs_report
+from core.results.stored import data_label, open_stored, run_card, stored_csv, try_open
+from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo, SampleRow
 from core.viz.csv_export import CONTEXT_COLUMNS
-from core.viz.report import results_csv, stored_csv, stored_runs_report
+from core.viz.report import results_csv
 from core.viz.run_cards import card_html
 
 DEMO = "demo:famous-vs-fresh"
@@ -81,7 +83,8 @@ def test_a_dataset_inference_run_owns_its_scores_and_a_comparison_its_problem_se
     assert parts[stored["scores"].run_id] == inference.run_id
     assert {r.run_id for r in by_kind["delta"]} <= set(parts)
     assert all(parts[r.run_id] == comparison.run_id for r in by_kind["delta"])
-    assert stored["membership"].run_id not in parts and inference.run_id not in parts
+    assert stored["membership"].run_id not in parts
+    assert inference.run_id not in parts
 
 
 def test_stories_are_the_finished_runs_with_a_verdict_each_once_newest_first(stored):
@@ -135,11 +138,16 @@ def test_every_story_reopens_with_its_verdict_and_a_card(stored):
         opened = open_stored(store, run)
         assert isinstance(opened.finding, Finding)
         card = run_card(run, opened)
-        assert card.level == opened.finding.level and card.headline == opened.finding.headline
-        assert card.model == "tiny-random" and card.date.endswith(" UTC") and card.data == data_label(run)
+        assert card.level == opened.finding.level
+        assert card.headline == opened.finding.headline
+        assert card.model == "tiny-random"
+        assert card.date.endswith(" UTC")
+        assert card.data == data_label(run)
         assert "demo:" not in card.data
         html = card_html(card, opened=True)
-        assert 'class="leaklens-card"' in html and "shown above" in html and "leaklens-finding" not in html
+        assert 'class="leaklens-card"' in html
+        assert "shown above" in html
+        assert "leaklens-finding" not in html
     inference = next(r for r in story_runs(stored["runs"]) if r.kind == "dataset-inference")
     assert open_stored(store, inference).finding == stored["inference"].finding
     assert data_label(inference) == "Famous vs fresh passages (demo): label=1 vs label=0"
@@ -147,12 +155,16 @@ def test_every_story_reopens_with_its_verdict_and_a_card(stored):
 
 def test_a_run_that_cannot_be_opened_gets_a_card_that_says_why(stored):
     result, why = try_open(stored["store"], stored["broken"])
-    assert result is None and "not finished" in why
+    assert result is None
+    assert "not finished" in why
     card = run_card(stored["broken"], None, why)
-    assert card.level is None and card.headline == why
+    assert card.level is None
+    assert card.headline == why
     odd = RunInfo("r1", "mia", {}, {"dataset": "<b>x</b>"}, "finished", 0, 0, 0.0, 0.0, 1.0, {}, "<b>x</b>", "m")
     html = card_html(run_card(odd, None, "Cannot <open>"))
-    assert "Cannot be opened" in html and "&lt;open&gt;" in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    assert "Cannot be opened" in html
+    assert "&lt;open&gt;" in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
 
 
 def test_the_combined_report_shows_each_run_once(stored, tmp_path):
@@ -182,7 +194,9 @@ def test_csv_exports_lead_every_row_with_the_verdict_model_and_data(stored):
         export = stored_csv(opened)
         labels[run.kind] = export.label
         rows = list(csv.DictReader(io.StringIO(export.text)))
-        assert rows and export.label.endswith("(CSV)") and export.file_name.endswith(".csv")
+        assert rows
+        assert export.label.endswith("(CSV)")
+        assert export.file_name.endswith(".csv")
         header = list(rows[0])
         assert header[:4] == list(CONTEXT_COLUMNS)
         assert {"ci_low", "ci_high"} <= set(header)
@@ -198,7 +212,9 @@ def test_the_membership_csv_of_several_runs_carries_each_runs_verdict(stored):
     membership = stored["membership"]
     text = results_csv([membership])
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert list(rows[0])[:4] == list(CONTEXT_COLUMNS) and "ci_low" in rows[0] and "run_id" in rows[0]
+    assert list(rows[0])[:4] == list(CONTEXT_COLUMNS)
+    assert "ci_low" in rows[0]
+    assert "run_id" in rows[0]
     finding = membership_finding(membership)
     assert {r["verdict"] for r in rows} == {finding.level}
     assert {r["data"] for r in rows} == {"Famous vs fresh passages (demo)"}

@@ -81,7 +81,8 @@ def test_offsets_map_tokens_back_to_the_text(tiny_lm):
     text = "Prices rose 3.5% in Zürich — naïve café owners said “enough”."
     records = score_texts(tiny_lm, [text], kgram_max=0)[0]
     assert "".join(records.tokens) == text
-    assert records.offsets[0, 0] == 0 and records.offsets[-1, 1] == len(text)
+    assert records.offsets[0, 0] == 0
+    assert records.offsets[-1, 1] == len(text)
     table = records.table()
     assert len(table) == records.n_tokens
     assert table[3]["token"] == records.tokens[3]
@@ -112,7 +113,8 @@ def test_over_long_text_is_truncated_with_a_warning(tiny_lm):
     n = len(_ids(tiny_lm, text))
     with pytest.warns(TruncationWarning, match=rf"{n} tokens.*last {n - 10} tokens were dropped"):
         records = score_texts(tiny_lm, [text], max_tokens=10, kgram_max=0)[0]
-    assert records.n_tokens == 10 and records.n_dropped == n - 10
+    assert records.n_tokens == 10
+    assert records.n_dropped == n - 10
 
 
 def test_text_longer_than_the_model_context_is_cut_to_fit(tiny_lm):
@@ -159,7 +161,8 @@ def test_single_passage_errors_name_the_passage_not_a_row(tiny_lm):
     """One passage has no row number: its errors never say "Row 0"; max_tokens 0 is about max_tokens."""
     with pytest.raises(InputTextError) as info:
         score_texts(tiny_lm, ["   "])
-    assert str(info.value).startswith("The passage is empty") and "Row" not in str(info.value)
+    assert str(info.value).startswith("The passage is empty")
+    assert "Row" not in str(info.value)
     with pytest.raises(InputTextError, match=r"max_tokens \(--max-tokens\) must be at least 1, got 0") as info:
         score_texts(tiny_lm, ["fine text"], max_tokens=0)
     assert "prefix" not in str(info.value)
@@ -209,12 +212,14 @@ def test_long_passage_is_tokenized_only_as_far_as_it_is_scored(tiny_lm):
     assert bounded.token_ids.tolist() == full_ids["input_ids"][:300]
     assert [tuple(o) for o in bounded.offsets.tolist()] == [tuple(o) for o in full_ids["offset_mapping"][:300]]
     true_dropped = len(full_ids["input_ids"]) - 300
-    assert not bounded.n_dropped_exact and abs(bounded.n_dropped - true_dropped) < 0.2 * true_dropped
+    assert not bounded.n_dropped_exact
+    assert abs(bounded.n_dropped - true_dropped) < 0.2 * true_dropped
     # The same passage under the threshold is tokenized whole: same records and scores, exact count.
     short_text = long_text[: COUNT_ALL_CHARS - 1]
     with pytest.warns(TruncationWarning):
         (whole,) = score_texts(tiny_lm, [short_text], max_tokens=300)
-    assert whole.n_dropped_exact and whole.token_ids.tolist() == bounded.token_ids.tolist()
+    assert whole.n_dropped_exact
+    assert whole.token_ids.tolist() == bounded.token_ids.tolist()
     np.testing.assert_array_equal(whole.logprobs, bounded.logprobs)
     methods = default_methods()
     assert score_all(methods, whole) == score_all(methods, bounded)
@@ -229,4 +234,5 @@ def test_huge_passage_never_reaches_the_tokenizer_whole(tiny_lm):
     with pytest.warns(TruncationWarning):
         (records,) = score_texts(lm, [huge], kgram_max=0)
     assert records.n_tokens == tiny_lm.max_context - 1
-    assert sum(spy.chars) < 50_000 and records.n_dropped > 2_000_000
+    assert sum(spy.chars) < 50_000
+    assert records.n_dropped > 2_000_000

@@ -81,11 +81,13 @@ def test_answer_forms(case: Answer, tmp_path):
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     ds = load_mcq(str(path))
     if case.letters is not None:
-        assert [q.answer for q in ds.questions] == ["A", case.letters] and not ds.skipped
+        assert [q.answer for q in ds.questions] == ["A", case.letters]
+        assert not ds.skipped
     else:
         assert [q.answer for q in ds.questions] == ["A"]
         (skipped,) = ds.skipped
-        assert skipped.line == 2 and case.reason in skipped.reason
+        assert skipped.line == 2
+        assert case.reason in skipped.reason
         assert f"1 rows skipped (lines 2: {skipped.reason}" in ds.skipped_summary()
 
 
@@ -240,6 +242,7 @@ def test_commands(case: Command, tmp_path):
         assert text not in output, output
     if case.code == 2:
         errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-        assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
+        assert len(errors) == 1, done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
     if case.check is not None:
         assert case.check(done.stdout), output

@@ -47,8 +47,10 @@ def test_rule_picks_a_plain_text_start_for_each_family(family, bos, eos, extra, 
 
 
 def test_rule_never_picks_a_chat_role_token_and_says_what_to_do():
-    assert is_chat_role_token("<|im_start|>") and is_chat_role_token("<start_of_turn>")
-    assert not is_chat_role_token("<|endoftext|>") and not is_chat_role_token("<s>")
+    assert is_chat_role_token("<|im_start|>")
+    assert is_chat_role_token("<start_of_turn>")
+    assert not is_chat_role_token("<|endoftext|>")
+    assert not is_chat_role_token("<s>")
     with pytest.raises(ModelLoadError, match="--start-token"):
         choose_start_token(_family_tokenizer("<|im_start|>", "<|im_end|>"), "chat-only")
     with pytest.raises(ModelLoadError, match="no token"):
@@ -111,8 +113,10 @@ def test_new_weights_in_the_same_folder_are_scored_again_for_mia(tmp_path, capsy
     _write_tiny_checkpoint(folder, seed=2)  # new weights, same path
     assert main(_mia(store, "--model", str(folder))) == 0
     printed = capsys.readouterr().out
-    assert "6 texts scored" in printed and "from the store" not in printed
-    assert "weights behind" in printed and "changed since stored run" in printed
+    assert "6 texts scored" in printed
+    assert "from the store" not in printed
+    assert "weights behind" in printed
+    assert "changed since stored run" in printed
 
 
 def test_new_weights_in_the_same_folder_are_scored_again_for_delta(tmp_path, capsys):

@@ -22,6 +22,7 @@ from core.store.results import (
     default_store_path,
     run_id_for,
 )
+from tests.helpers.store import n_remaining
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = {"dataset": "abc123", "model": "tiny-random", "methods": ["loss", "zlib"]}
@@ -72,14 +73,19 @@ def test_create_add_finish_roundtrip(tmp_path):
     assert run.run_id == run_id_for("mia", KEY)
     assert (run.status, run.n_done, run.n_total) == (RUNNING, 0, 10)
     assert (run.dataset, run.model) == ("wikimia.parquet", "tiny-random")
-    assert run.key == KEY and run.meta == META and run.summary is None
+    assert run.key == KEY
+    assert run.meta == META
+    assert run.summary is None
     assert store.add_samples(run.run_id, _rows(range(4))) == 4
     rows = store.load_samples(run.run_id)
     assert [r.sample_id for r in rows] == ["0", "1", "2", "3"]
     assert rows[3] == SampleRow("3", 1, {"loss": -3.0, "zlib": 0.3}, {"n_tokens": 3})
     done = store.finish_run(run.run_id, {"auroc": {"loss": 0.75}})
-    assert done.status == FINISHED and done.finished and done.summary == {"auroc": {"loss": 0.75}}
-    assert done.finished_at is not None and done.finished_at >= done.created_at
+    assert done.status == FINISHED
+    assert done.finished
+    assert done.summary == {"auroc": {"loss": 0.75}}
+    assert done.finished_at is not None
+    assert done.finished_at >= done.created_at
     assert len(done.timestamp("finished_at")) == 19
 
 
@@ -88,8 +94,11 @@ def test_missing_scores_and_nan_round_trip(tmp_path):
     run = store.get_or_create_run("mia", KEY, META)
     store.add_samples(run.run_id, [SampleRow("a", 0, {"loss": None, "zlib": math.nan, "x": math.inf})])
     (row,) = store.load_samples(run.run_id)
-    assert row.scores["loss"] is None and math.isnan(row.scores["zlib"]) and row.scores["x"] == math.inf
-    assert row.label == 0 and row.summary == {}
+    assert row.scores["loss"] is None
+    assert math.isnan(row.scores["zlib"])
+    assert row.scores["x"] == math.inf
+    assert row.label == 0
+    assert row.summary == {}
 
 
 def test_resume_after_interruption_writes_only_missing(tmp_path):
@@ -104,14 +113,16 @@ def test_resume_after_interruption_writes_only_missing(tmp_path):
 
     reopened = ResultStore(path)  # a new process would start from here
     again = reopened.get_or_create_run("mia", KEY, META)
-    assert again.run_id == run.run_id and again.status == RUNNING and again.n_done == 5
+    assert again.run_id == run.run_id
+    assert again.status == RUNNING
+    assert again.n_done == 5
     missing = [i for i in ids if i not in reopened.done_sample_ids(again.run_id)]
     assert missing == ids[5:]
     reopened.add_samples(again.run_id, [SampleRow(i, 0, {"loss": 2.0}) for i in missing])
     loaded = reopened.load_samples(again.run_id)
     assert [r.sample_id for r in loaded] == ids
     assert [r.label for r in loaded] == [1] * 5 + [0] * 5
-    assert reopened.get_run(run.run_id).n_remaining == 0
+    assert n_remaining(reopened.get_run(run.run_id)) == 0
 
 
 def test_dead_owner_reads_as_interrupted(tmp_path):
@@ -124,7 +135,8 @@ def test_dead_owner_reads_as_interrupted(tmp_path):
     )
     subprocess.run([sys.executable, "-c", script], cwd=REPO, check=True, timeout=60)
     (run,) = ResultStore(path).list_runs()
-    assert run.status == INTERRUPTED and run.n_done == 1  # the writer exited without finishing
+    assert run.status == INTERRUPTED
+    assert run.n_done == 1  # the writer exited without finishing
 
 
 def test_finished_run_is_kept_and_never_reopened(tmp_path):
@@ -133,7 +145,9 @@ def test_finished_run_is_kept_and_never_reopened(tmp_path):
     store.add_samples(run.run_id, _rows(range(3)))
     store.finish_run(run.run_id, {"n": 3})
     again = store.get_or_create_run("mia", KEY, {**META, "n_total": 99})
-    assert again.status == FINISHED and again.n_total == 10 and again.summary == {"n": 3}
+    assert again.status == FINISHED
+    assert again.n_total == 10
+    assert again.summary == {"n": 3}
     store.mark_interrupted(run.run_id)
     assert store.get_run(run.run_id).status == FINISHED
     with pytest.raises(StoreError, match="finished"):
@@ -179,7 +193,8 @@ def test_list_filter_and_delete(tmp_path):
     assert [r.run_id for r in store.list_runs("mcq", model="tiny-random")] == [c.run_id]
     assert store.delete_run(b.run_id) is True
     assert store.delete_run(b.run_id) is False
-    assert store.get_run(b.run_id) is None and store.load_samples(b.run_id) == []
+    assert store.get_run(b.run_id) is None
+    assert store.load_samples(b.run_id) == []
     assert store.find_run("mia", KEY).run_id == a.run_id
     assert store.find_run("mia", {"nope": 1}) is None
 
@@ -216,7 +231,8 @@ def test_concurrent_threads_do_not_corrupt(tmp_path):
     assert errors == []
     for w, r in enumerate(runs):
         rows = store.load_samples(r.run_id)
-        assert len(rows) == 50 and {row.scores["loss"] for row in rows} == {float(w)}
+        assert len(rows) == 50
+        assert {row.scores["loss"] for row in rows} == {float(w)}
     with sqlite3.connect(store.path) as conn:
         for r in runs:
             positions = [p for (p,) in conn.execute("SELECT position FROM samples WHERE run_id = ?", (r.run_id,))]
@@ -255,6 +271,8 @@ def test_concurrent_processes_do_not_corrupt(tmp_path):
     assert shared.n_done == 120
     for w in range(3):
         own = runs[(("writer", w),)]
-        assert own.status == FINISHED and own.n_done == 60 and own.summary == {"writer": w}
+        assert own.status == FINISHED
+        assert own.n_done == 60
+        assert own.summary == {"writer": w}
         assert {r.scores["loss"] for r in store.load_samples(own.run_id)} == {float(w)}
     assert os.path.getsize(path) > 0

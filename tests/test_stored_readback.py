@@ -177,13 +177,18 @@ def test_unreadable_meta_is_listed_and_never_searched(tmp_path, content, cause):
     (tmp_path / "indexes" / "broken" / "meta.json").write_text(content, encoding="utf-8")
     infos = {info.name: info for info in backend.list()}
     assert set(infos) == {"good", "broken"}
-    assert infos["good"].complete and infos["good"].unreadable is None and infos["good"].n_docs == 2
+    assert infos["good"].complete
+    assert infos["good"].unreadable is None
+    assert infos["good"].n_docs == 2
     broken = infos["broken"]
-    assert not broken.complete and broken.n_docs == 0
-    assert str(tmp_path / "indexes" / "broken") in broken.unreadable and cause in broken.unreadable
+    assert not broken.complete
+    assert broken.n_docs == 0
+    assert str(tmp_path / "indexes" / "broken") in broken.unreadable
+    assert cause in broken.unreadable
     with pytest.raises(DataError, match="cannot be read") as caught:
         backend.searchable_info("broken")
-    assert cause in str(caught.value) and "--overwrite" in str(caught.value)
+    assert cause in str(caught.value)
+    assert "--overwrite" in str(caught.value)
     assert f"--index-dir {tmp_path / 'indexes'}" in str(caught.value)
     with pytest.raises(DataError, match="cannot be read"):
         backend.ngram_candidates("broken", [[("a",) * 8]], [], 100)
@@ -346,7 +351,8 @@ def test_rerun_out_names_this_commands_data(command, reruns):
 @pytest.mark.parametrize("command", _rerun_params())
 def test_rerun_stdout_names_this_commands_data(command, reruns):
     done, _ = reruns[command]["beta"]
-    assert "beta" in done.stdout and "alpha" not in done.stdout
+    assert "beta" in done.stdout
+    assert "alpha" not in done.stdout
 
 
 @pytest.mark.parametrize("command", _rerun_params())
@@ -374,5 +380,7 @@ def test_out_provenance_names_every_model_role(command, reruns):
         models = doc["provenance"]["models"]
         assert models, f"{command}: no model identity in its --out provenance"
         for role, identity in models.items():
-            assert identity.get("kind") and identity.get("name") == "tiny-random", (role, identity)
-            assert identity.get("weights") and identity.get("start_token"), (role, identity)
+            assert identity.get("kind"), (role, identity)
+            assert identity.get("name") == "tiny-random", (role, identity)
+            assert identity.get("weights"), (role, identity)
+            assert identity.get("start_token"), (role, identity)

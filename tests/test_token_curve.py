@@ -55,7 +55,8 @@ def test_curve_numbers_agree_with_the_slope_detectors_and_numpy():
 def test_constant_curve_has_zero_z_adjustment_and_bad_k_is_rejected():
     recs = make_records("aaaa", [(0, 1), (1, 2), (2, 3), (3, 4)], [0.5] * 4)
     curve = confidence_curve(recs, "A")
-    assert curve.slope == 0.0 and curve.z_adjusted == 0.0
+    assert curve.slope == 0.0
+    assert curve.z_adjusted == 0.0
     with pytest.raises(ValueError, match="kgram must be 0..6"):
         confidence_curve(recs, "A", "logprob", 7)
 
@@ -65,7 +66,8 @@ def test_figure_has_a_curve_and_a_dashed_fit_per_passage_with_safe_hover_text():
     b = confidence_curve(records(), "B <i>")
     figure = confidence_figure([a, b])
     assert [t.mode for t in figure.data] == ["lines+markers", "lines", "lines+markers", "lines"]
-    assert figure.data[1].line.dash == "dash" and figure.data[3].line.dash == "dash"
+    assert figure.data[1].line.dash == "dash"
+    assert figure.data[3].line.dash == "dash"
     np.testing.assert_allclose(figure.data[1].y, a.fitted)
     assert figure.data[0].customdata[0][0] == "&lt;b&gt;"
     assert figure.data[0].customdata[3][0] == "↵three"
@@ -93,7 +95,9 @@ def test_token_table_csv_has_one_row_per_token_and_defuses_formulas():
     assert rows[1]["token"] == " ok"
     assert rows[2]["token"] == "'+cmd"
     assert float(rows[0]["prob"]) == pytest.approx(0.25)
-    assert rows[0]["rank"] == "4" and rows[0]["start"] == "0" and rows[0]["end"] == "8"
+    assert rows[0]["rank"] == "4"
+    assert rows[0]["start"] == "0"
+    assert rows[0]["end"] == "8"
     with pytest.raises(ValueError):
         token_table_csv([])
 
@@ -101,7 +105,8 @@ def test_token_table_csv_has_one_row_per_token_and_defuses_formulas():
 def test_token_table_csv_includes_kgram_columns_when_present():
     kgram = np.array([[-4.0, -4.0, -4.0, -4.0]])
     header = next(csv.reader(io.StringIO(token_table_csv([("A", records(kgram))]))))
-    assert header[0] == "passage" and header[-1] == "logprob_1gram"
+    assert header[0] == "passage"
+    assert header[-1] == "logprob_1gram"
 
 
 def test_score_cards_put_headline_detectors_first_and_describe_each_slope_variant():

@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--question-template", default="{question}", help="prompt layout of the question")
     parser.add_argument("--option-template", default="{letter}. {text}", help="prompt layout of one option")
-    parser.add_argument("--save", action="store_true", help=argparse.SUPPRESS)  # runs are always stored now
+    parser.add_argument("--save", action="store_true", help=argparse.SUPPRESS)  # ignored: runs are always stored
     parser.set_defaults(func=run, distributed=True)  # torchrun shares its batches (docs/scaling.md)
 
 

@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.viz.report import find_stored_runs, stored_runs_report
+    from core.results.report import find_stored_runs, stored_runs_report
 
     if args.no_store:
         raise LeakLensError("report reads runs from the results store; drop --no-store (use --store PATH).")

@@ -7,6 +7,7 @@ file was made and its licence.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,3 +100,22 @@ def dataset_label(name: str) -> str:
         wanted = name.strip().removeprefix(DEMO_PREFIX)
         return next((d.title for d in DEMO_DATASETS if d.name == wanted), name)
     return name
+
+
+_WHERE = re.compile(r"^(?P<name>.+?) \((?P<where>[^()]+)\)$")
+
+
+def name_label(name: str) -> str:
+    """A stored data name as people call it: a demo's title, with any row filter kept ("... (label=1)")."""
+    match = _WHERE.match(name.strip())
+    if match and dataset_label(match["name"]) != match["name"]:
+        return f"{dataset_label(match['name'])} ({match['where']})"
+    return dataset_label(name)
+
+
+def pair_label(first: str, second: str) -> str:
+    """Two sets compared: "A vs B", or "A: x vs y" when both are rows of the same data."""
+    a, b = _WHERE.match(first.strip()), _WHERE.match(second.strip())
+    if a and b and a["name"] == b["name"]:
+        return f"{dataset_label(a['name'])}: {a['where']} vs {b['where']}"
+    return f"{name_label(first)} vs {name_label(second)}"

@@ -15,10 +15,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from core.config import PROJECT_ROOT
+from core.data.fingerprint import fingerprint_rows
 from core.data.tables import SkippedRow, Table, load_rows, skipped_summary
 from core.data.text import unicode_problem
 from core.errors import DataError
-from core.data.fingerprint import fingerprint_rows
 
 TEXT_COLUMN_NAMES = ("input", "Example_A", "text", "passage", "content", "document", "sentence")
 """Text columns tried in order: WikiMIA, DE-COP (BookTection / arXivTection), then common names."""
@@ -115,11 +115,6 @@ KNOWN_DATASETS: dict[str, KnownDataset] = _known_datasets()
 """Ready examples by display name; local samples are listed only when their file exists."""
 
 
-def detect_columns(columns: list[str]) -> tuple[str, str]:
-    """(text column, label column) for the known formats and common names; DataError when unsure."""
-    return detect_text_column(columns), _detect_label_column(columns)
-
-
 def detect_text_column(columns: list[str]) -> str:
     """The text column among ``columns`` (known formats first, then common names); DataError when unsure."""
     found = _first_match(columns, TEXT_COLUMN_NAMES)
@@ -131,7 +126,8 @@ def detect_text_column(columns: list[str]) -> str:
     return found
 
 
-def _detect_label_column(columns: list[str]) -> str:
+def detect_label_column(columns: list[str]) -> str:
+    """The 0/1 member label column among ``columns`` (known names first); DataError when unsure."""
     found = _first_match(columns, LABEL_COLUMN_NAMES)
     if found is None:
         raise DataError(
@@ -189,7 +185,7 @@ def labelled_from_table(
     if not table.rows:
         raise DataError(f"{table.source} has no rows.")
     text_col = text_col or detect_text_column(table.columns)
-    label_col = label_col or _detect_label_column(table.columns)
+    label_col = label_col or detect_label_column(table.columns)
     table.require_columns(text_col, label_col)
     if text_col == label_col:
         raise DataError(f"The text and label columns must differ (both are {text_col!r}).")

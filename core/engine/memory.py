@@ -3,9 +3,9 @@
 Batched inference on a CPU allocates and frees tensors of tens of megabytes at every pass and decoding
 batch. By default glibc returns such blocks to the system as soon as they are freed, and the next batch
 pays again for the kernel to map and zero fresh pages. Keeping them makes a process's memory stay near
-its peak (as PyTorch's GPU allocator does). Measured on 2 CPU cores, 200 MMLU questions through the MCQ
-probes with SmolLM2: in-process a few seconds of about 90; the whole command, within the machine's noise
-(docs/benchmarks.md). ``LEAKLENS_KEEP_FREED_MEMORY=0`` leaves the allocator as it is.
+its peak (as PyTorch's GPU allocator does). The gain is small, and at the level of a whole command
+within a shared machine's noise (docs/benchmarks.md, MCQ probe speed). ``LEAKLENS_KEEP_FREED_MEMORY=0``
+leaves the allocator as it is.
 """
 
 from __future__ import annotations

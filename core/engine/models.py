@@ -5,8 +5,9 @@ A spec is one of:
 - a local directory holding a Hugging Face checkpoint,
 - any Hugging Face hub id (downloaded by ``transformers`` into its own cache).
 
-Bundled GGUF models are dequantised once and cached as safetensors under ``<cache>/models/<name>`` so
-later loads take seconds instead of ~20 s.
+Bundled GGUF models are dequantised once and cached as safetensors under ``<cache>/models/<name>``:
+dequantising is the slow part of a first load (docs/benchmarks.md, Dashboard response), and later loads
+read the cached weights.
 """
 
 from __future__ import annotations
@@ -324,7 +325,8 @@ HUB_PROBE_TIMEOUT_S = 3.0
 def hub_unreachable(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> str | None:
     """Why the hub's host takes no connection (e.g. ``huggingface.co:443: Name or service not known``), or None.
 
-    One TCP connect instead of the hub client's retries (about 50 s and 20 log lines per failed file).
+    One TCP connect instead of the hub client's retries, which are slow and noisy for every file that
+    fails (docs/benchmarks.md, Dashboard response).
     Behind a proxy a direct connection proves nothing, so the probe is skipped there.
     """
     import socket

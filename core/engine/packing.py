@@ -5,7 +5,7 @@ with the original and with the shuffled options). Each row of a pass holds sever
 custom attention mask lets each token see only the tokens before it on its own path (its stem, then its
 own branch), and position ids restart with every tree, so every path gets the logits, keys and values of
 running it alone. Padding a batch of unequal sequences costs a whole forward pass per padded token;
-packing fills the rows instead (a batch of 16 MMLU questions: about a third less work).
+packing fills the rows instead (the work it saves is measured in docs/benchmarks.md, MCQ probe speed).
 
 Whether a model honours such a mask depends on its attention code (a FlashAttention kernel, for one,
 ignores it), so ``honours_packed_masks`` checks it on the model itself before callers rely on it.
@@ -25,8 +25,8 @@ from core.engine.scoring import forward_kept
 
 ROW_TOKENS = 384
 """Tokens packed per row. Every token of a row scores against the whole row (the mask only zeroes what it
-may not see), so long rows spend time on attention they throw away: 200 MMLU questions ran at 727 tokens/s
-in rows of 384 on this project's 2-core CPU, 682 in rows of 512 and 653 in rows of 1,024."""
+may not see), so long rows spend time on attention they throw away; 384 was the fastest of the row sizes
+measured (docs/benchmarks.md, MCQ probe speed)."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ import torch
 
 from core.errors import ModelLoadError
 
-DEVICE_CHOICES = ("auto", "cpu", "cuda", "cuda:N")
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DTYPE_CHOICES = ("auto", *DTYPES)
 

@@ -23,7 +23,7 @@ from core.engine.scoring import MAX_KGRAM
 from core.engine.setup import ScoringSetup
 from core.errors import DataError, LeakLensError
 from core.inference.finding import inference_finding
-from core.inference.statistic import DEFAULT_SEED, DEFAULT_SPLITS, InferenceResult, dataset_inference, texts_needed
+from core.inference.statistic import DEFAULT_SEED, DEFAULT_SPLITS, InferenceResult, dataset_inference, texts_for_power
 from core.membership.analysis import kgram_needed
 from core.membership.benchmark import (
     DEFAULT_BATCH_SIZE,
@@ -41,17 +41,16 @@ SUSPECT, VALIDATION = "suspect", "validation"
 
 QUICK_METHOD_KEYS = ("loss", "zlib", "min_k_20", "min_k_pp_20")
 """The page's default detectors: all four read one forward pass per text, so the shipped demo (64 + 64 texts)
-finishes well inside the README tour's five minutes on a 2-core CPU with the bundled SmolLM2-135M (measured:
-``SECONDS_PER_TEXT``). The full standard set (``default_methods``) adds the probability slopes, whose k-gram
-normalisation scores every token again in windows of up to six tokens: about six times the time."""
+finishes well inside the README tour's five minutes on a 2-core CPU with the bundled SmolLM2-135M. The full
+standard set (``default_methods``) adds the probability slopes, whose k-gram normalisation scores every token
+again in windows of up to six tokens, several times the time (both measured: docs/benchmarks.md, Dataset
+inference)."""
 SECONDS_PER_TEXT = 1.0
-"""One forward pass per text (the quick set), SmolLM2-135M on this project's 2-core CPU shared with other work,
-demo texts of about 130 tokens. Measured on the page's defaults (the demo's 64 + 64 texts, the quick set, 10
-splits, fresh store, model load included): 76.5 s and 90.5 s at load average 4-6, 186 s at load average 8;
-first progress after 1.6-5.8 s."""
+"""Seconds per text for one forward pass (the quick set): SmolLM2-135M on a 2-core CPU shared with other work,
+demo texts of about 130 tokens. Calibrated on the page's defaults (docs/benchmarks.md, Dataset inference)."""
 SECONDS_PER_TEXT_KGRAM = 4.5
-"""What the k-gram windows of the full set (k up to 6) add per text, same machine, model and texts: the full
-standard set took 171 s and 198 s for 16 + 16 demo texts (5.2-6.0 s per text) against 34-44 s for the quick set."""
+"""Seconds the k-gram windows of the full set (k up to 6) add per text, same machine, model and texts
+(calibrated against the quick set: docs/benchmarks.md, Dataset inference)."""
 LOAD_SECONDS = 5.0
 """Loading the bundled model from its cached weights, reading the sets and the test itself."""
 PROGRESS_STEPS = 50
@@ -108,7 +107,7 @@ class DatasetInference:
             "blind_baseline": None if blind is None else blind.to_dict(),
             "weights": dict(self.result.weights),
             "effect_size": self.result.effect_size,
-            "texts_needed": texts_needed(self.result.effect_size),
+            "texts_needed": texts_for_power(self.result.effect_size),
             "inference": self.result.to_dict(),
             "per_text_auroc": {key: (None if m is None else m.to_dict()) for key, m in self.scores.metrics.items()},
         }

@@ -197,7 +197,7 @@ def split_power(effect_size: float, n_per_set: int, alpha: float = 0.05) -> floa
     return float(stats.nct.sf(critical, df, effect_size * np.sqrt(m / 2)))
 
 
-def texts_needed(effect_size: float, *, alpha: float = 0.05, target: float = 0.8) -> int | None:
+def texts_for_power(effect_size: float, *, alpha: float = 0.05, target: float = 0.8) -> int | None:
     """Texts per set for a ``target`` chance of p < ``alpha`` at this effect; None when no size would do.
 
     The effect is the one measured on the user's own held-out texts, so this answers "how many texts would

@@ -65,7 +65,7 @@ def solution_losses(
 def solution_losses_full_pass(
     lm: LoadedModel, problems: Sequence[CodeProblem], *, token_budget: int = DEFAULT_TOKEN_BUDGET
 ) -> list[ProblemLoss]:
-    """The previous path: the full scoring pass (every token's distribution statistics), then the
+    """The slow reference path: the full scoring pass (every token's distribution statistics), then the
     solution's log-probs. Kept as the reference ``solution_losses`` must equal (tests, ``bench/delta.py``)."""
     if not problems:
         raise DataError("No problems to score.")

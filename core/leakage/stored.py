@@ -12,13 +12,13 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from core.data.fingerprint import fingerprint_rows
 from core.data.problems import ProblemSet
 from core.engine.identity import model_identity, model_key
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET
 from core.leakage.losses import ProblemLoss, solution_losses
-from core.data.fingerprint import fingerprint_rows
 from core.store.results import ResultStore, SampleRow
 from core.store.runloop import RunRequest, run_resumable, weights_changed_note
 

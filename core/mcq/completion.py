@@ -143,18 +143,6 @@ class MCQRun:
         return {"next_token": self.summary("next_token").to_dict(), "completion": completion}
 
 
-def run_mcq(
-    lm: LoadedModel,
-    questions: Sequence[MCQuestion],
-    config: MCQConfig | None = None,
-    *,
-    progress: ProgressCallback | None = None,
-    per_probe: bool = False,
-) -> MCQRun:
-    """Build every probe, generate all continuations, judge them (see ``run_mcq_sets``)."""
-    return run_mcq_sets(lm, [questions], config, progress=progress, per_probe=per_probe)[0]
-
-
 def run_mcq_sets(
     lm: LoadedModel,
     question_sets: Sequence[Sequence[MCQuestion]],
@@ -166,8 +154,8 @@ def run_mcq_sets(
     """Probe versions of one benchmark together (original and shuffled options); one run per set.
 
     Continuations come from one pass per question rendering (``core.mcq.renderings``), question ``i`` of
-    every set sharing its question text; ``per_probe`` runs each probe's own prompt instead (the previous
-    path, kept as the reference the fast one must equal).
+    every set sharing its question text; ``per_probe`` runs each probe's own prompt instead: the slow
+    reference path the fast one must equal (tests, ``bench/mcq.py``).
     """
     config = config or MCQConfig()
     probe_sets = [_set_probes(lm, questions, config) for questions in question_sets]

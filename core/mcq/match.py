@@ -52,11 +52,6 @@ def rouge_l(reference: str, candidate: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def levenshtein(a: str, b: str) -> int:
-    """Character edit distance (insertions, deletions, substitutions all cost 1), computed by rapidfuzz."""
-    return int(Levenshtein.distance(a, b))
-
-
 def edit_similarity(reference: str, candidate: str) -> float:
     """1 − edit distance / length of the longer string (1 = identical)."""
     return float(Levenshtein.normalized_similarity(reference, candidate))

@@ -48,7 +48,8 @@ CHUNK_BYTES = 1 << 30
 and the fuller its batches, the fewer decoding steps (each reads every weight once)."""
 CPU_PASS_TOKENS = 1024
 """Padded tokens per rendering pass on a CPU (within the token budget): a smaller pass keeps its
-activations in the processor's cache (measured here: 370 tokens/s at 1,024 against 218 at 4,096)."""
+activations in the processor's cache, which is faster than one large pass (docs/benchmarks.md, MCQ probe
+speed)."""
 DECODE_BUDGETS = 4
 """Keys and values laid out per decoding batch, in token budgets: a decoding step holds no activations
 of a prefill, so its rows can be many (each step reads every weight once, whatever the rows)."""

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from core.data.fingerprint import fingerprint_rows
 from core.data.questions import MCQuestion, PromptLayout
 from core.engine.identity import model_key
 from core.engine.models import LoadedModel
@@ -25,20 +26,17 @@ from core.mcq.permutation import QuestionOrders
 from core.mcq.probes import Probe
 from core.mcq.shuffle import shuffle_questions
 from core.mcq.study import MCQReport, QuestionOutcome, assemble_report, probe_questions
-from core.data.fingerprint import fingerprint_rows
 from core.store.results import ResultStore, RunInfo, SampleRow
 from core.store.runloop import RunRequest, run_resumable
 
 KIND = "mcq"
 DEFAULT_BATCH_SIZE = 16
 """Questions per stored batch. The probes of a batch share their passes and decoding steps, so larger
-batches run faster (32 MMLU questions with SmolLM2 on 2 CPU cores: 20 s in batches of 4, 17 s in batches
-of 16); 16 keeps what an interruption loses, and the wait between progress updates, to seconds."""
+batches run faster (docs/benchmarks.md, MCQ probe speed); 16 keeps what an interruption loses, and the
+wait between progress updates, to seconds."""
 SAMPLE_FORMAT = 2
 """Version of what each stored question holds; 2 added the full question, its options and answer. It is
 part of the run key, so a run stored before it is never reused: running the test again stores a complete one."""
-SCORE_KEYS = ("next_token", "completion", "similar", "next_token_shuffled", "completion_shuffled",
-              "similar_shuffled", "order_percentile")
 
 
 def benchmark_fingerprint(questions: Sequence[MCQuestion]) -> str:
@@ -120,8 +118,7 @@ def longest_options_first(questions: Sequence[MCQuestion]) -> list[int]:
 
     A batch decodes until its longest continuation is done, a step for every token, and a step costs
     about the same for one row as for many: batches of long options together and of short ones together
-    finish sooner than batches that each wait on a few long options (200 MMLU questions in batches of 16
-    with SmolLM2 on 2 CPU cores: 124 s in the benchmark's order, 109 s in this one)."""
+    finish sooner than batches that each wait on a few long options (docs/benchmarks.md, MCQ probe speed)."""
     return sorted(range(len(questions)), key=lambda i: -max((len(o) for o in questions[i].options), default=0))
 
 

@@ -12,7 +12,6 @@ from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback, offset_progress
 from core.mcq.completion import PROBE_KINDS, MCQConfig, MCQRun, Mitigation, QuestionResult, run_mcq_sets, summary_row
 from core.mcq.permutation import PermutationResult, QuestionOrders, permutation_test
-from core.mcq.shuffle import shuffle_questions
 
 
 @dataclass(frozen=True)
@@ -58,22 +57,6 @@ class MCQReport:
             "permutation": self.permutation.to_dict() if self.permutation else None,
             "questions": self.question_rows(),
         }
-
-
-def run_benchmark(
-    lm: LoadedModel,
-    questions: Sequence[MCQuestion],
-    config: MCQConfig | None = None,
-    *,
-    shuffle_seed: int = 0,
-    permutation: bool = False,
-    progress: ProgressCallback | None = None,
-) -> MCQReport:
-    """Probe the original and the shuffled benchmark (and rank orders); progress counts probes of all phases."""
-    config = config or MCQConfig()
-    shuffled_questions = shuffle_questions(questions, shuffle_seed)
-    outcomes = probe_questions(lm, questions, shuffled_questions, config, permutation=permutation, progress=progress)
-    return assemble_report(questions, shuffled_questions, outcomes, config, shuffle_seed=shuffle_seed)
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.methods.auxiliary import compute_auxiliary, needed_passes
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import MAX_KGRAM, TokenRecords, score_texts
 from core.methods import Method, default_methods, score_all
+from core.methods.auxiliary import compute_auxiliary, needed_passes
 
 
 @dataclass(frozen=True)

@@ -298,9 +298,9 @@ def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], m
     Returns the store rows, how many texts were cut, and how many of those at ``max_tokens`` (a cut text
     keeps exactly the limit that applied, so one left with ``max_tokens`` tokens was cut there, not by the
     context)."""
-    from core.methods.auxiliary import compute_auxiliary
     from core.engine.scoring import TruncationWarning, score_texts
     from core.membership.analysis import kgram_needed
+    from core.methods.auxiliary import compute_auxiliary
 
     texts = [dataset.texts[i] for i in batch]
     with warnings.catch_warnings():

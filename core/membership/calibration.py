@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import ASSETS_DIR
+from core.data.fingerprint import fingerprint_rows
 from core.data.tables import load_rows
 from core.engine.identity import model_identity, model_key
 from core.engine.models import LoadedModel
@@ -29,7 +30,6 @@ from core.errors import DataError, LeakLensError
 from core.membership.benchmark import KIND, SCORE_DEFINITIONS
 from core.membership.summary import Calibration
 from core.methods import Method, default_methods, score_all
-from core.data.fingerprint import fingerprint_rows
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
 from core.store.runloop import RunRequest, run_resumable, weights_changed_note

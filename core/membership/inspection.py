@@ -52,7 +52,8 @@ def inspect_passages(
     """Analyse ``(name, text)`` pairs in one batch.
 
     with_kgrams=True keeps all k-gram columns (so the page's k-gram toggle needs no new pass); False skips
-    the k-gram windows (about 6x the main pass) and every method that needs them, for a first fast view.
+    the k-gram windows (several times the main pass; docs/benchmarks.md, Scoring engine) and every method
+    that needs them, for a first fast view.
     Empty passages raise ``InputTextError`` naming the passage; truncation is reported through each
     result's ``n_dropped`` instead of a warning.
     """

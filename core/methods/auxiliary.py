@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.engine.models import LoadedModel, load_model
-from core.methods.neighbours import generate_neighbours
 from core.engine.progress import ProgressCallback, offset_progress
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, score_texts, scored_text
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 from core.methods.neighbourhood import Neighbourhood
+from core.methods.neighbours import generate_neighbours
 from core.methods.recall import Recall
 from core.methods.reference import ReferenceModel
 

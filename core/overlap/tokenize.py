@@ -43,11 +43,3 @@ def gram_hash(gram: Sequence[str]) -> int:
 def joined(tokens: Sequence[str]) -> str:
     """Tokens joined by single spaces: the form stored for phrase lookups."""
     return " ".join(tokens)
-
-
-def contains_phrase(haystack: Sequence[str], needle: Sequence[str]) -> bool:
-    """True when ``needle`` occurs contiguously in ``haystack`` (token-wise)."""
-    if not needle:
-        return False
-    return f" {joined(needle)} " in f" {joined(haystack)} "
-

@@ -124,10 +124,6 @@ class RunInfo:
     def finished(self) -> bool:
         return self.status == FINISHED
 
-    @property
-    def n_remaining(self) -> int | None:
-        return None if self.n_total is None else max(self.n_total - self.n_done, 0)
-
     def timestamp(self, which: str = "updated_at") -> str:
         """A timestamp as ``YYYY-MM-DD HH:MM:SS`` UTC, for tables."""
         value = getattr(self, which)

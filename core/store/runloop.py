@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.data.fingerprint import fingerprint_rows
 from core.engine import distributed
 from core.engine.progress import ProgressCallback
 from core.errors import LeakLensError
-from core.data.fingerprint import fingerprint_rows
 from core.store.results import ResultStore, RunFinishedError, RunInfo, SampleRow, run_id_for
 
 log = logging.getLogger(__name__)

@@ -6,9 +6,9 @@ file can be mailed or archived; every figure sets its own colours (``core.viz.st
 on the app's theme; all text from data (dataset names, model specs, method labels) is HTML-escaped.
 Membership benchmark runs, loss-delta runs, multiple-choice runs, inspected passages and overlap searches
 each become a section; ``leakage_report``, ``passage_report`` and ``overlap_report`` build the whole file for
-one run of those kinds, and ``stored_runs_report`` builds the report of stored runs (every kind with a verdict:
-``core.results.stored``) from the store alone, each run once. ``results_csv`` and ``stored_csv`` are the CSV
-exports of stored runs: every row starts with the run's verdict, model and data (``core.viz.csv_export``).
+one run of those kinds; ``core.results.report`` builds the report of stored runs from these sections. The
+``*_csv`` functions are the CSV exports of a run: every row starts with its verdict, model and data
+(``core.viz.csv_export``).
 """
 
 from __future__ import annotations
@@ -22,16 +22,13 @@ from html import escape
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from core.data.demo import pair_label
 from core.errors import LeakLensError
-from core.inference.run import KIND as INFERENCE_KIND
 from core.inference.run import DatasetInference
-from core.leakage.comparison import COMPARISON_KIND
 from core.leakage.delta import LeakageReport
 from core.leakage.finding import leakage_finding
 from core.mcq.finding import mcq_finding, score_drop
-from core.mcq.stored import KIND as MCQ_KIND
 from core.mcq.study import MCQReport
-from core.membership.benchmark import KIND as MEMBERSHIP_KIND
 from core.membership.benchmark import BenchmarkResult
 from core.membership.finding import membership_finding
 from core.membership.inspection import InspectedPassage
@@ -39,10 +36,7 @@ from core.membership.passage_finding import PassagePlacement, placement_finding
 from core.membership.summary import reportable_scores
 from core.overlap.finding import overlap_finding
 from core.overlap.run import SearchOutcome, match_location
-from core.results.stored import StoredResult, data_label, open_stored, pair_label
 from core.stats.finding import Finding
-from core.store.overview import parts_of
-from core.store.results import ResultStore, RunInfo
 from core.viz.banner import banner_html, finding_details_html
 from core.viz.calibration_plot import placement_strip
 from core.viz.csv_export import CONTEXT_COLUMNS, csv_text, result_csv
@@ -62,9 +56,6 @@ PASSAGE_TITLE = "LeakLens passage inspection report"
 OVERLAP_TITLE = "LeakLens overlap search report"
 BEST_MATCHES = 10
 """Matches listed in an overlap report, most overlap first."""
-REPORTABLE_KINDS = {MEMBERSHIP_KIND: "membership benchmark", MCQ_KIND: "multiple-choice",
-                    COMPARISON_KIND: "loss-delta comparison", INFERENCE_KIND: "dataset inference"}
-"""Stored run kinds a report is built from by the store alone."""
 CSV_COLUMNS = [
     "dataset",
     "model",
@@ -135,36 +126,41 @@ class CsvFile:
     text: str
 
 
-def stored_csv(stored: StoredResult) -> CsvFile:
-    """The numbers behind a reopened run's verdict as CSV, every row led by the verdict, model and data."""
-    run, result, finding = stored.run, stored.result, stored.finding
-    data = data_label(run)
-    if run.kind == MEMBERSHIP_KIND:
-        rows = [{k: row[k] for k in CSV_COLUMNS if k not in ("dataset", "model")} for row in result.table_rows()]
-        return CsvFile("AUROC per detector (CSV)", "leaklens_membership_auroc.csv",
-                       result_csv(rows, finding=finding, model=result.model, data=data))
-    if run.kind == INFERENCE_KIND:
-        rows = [{"detector": row["label"], "method": row["method"], "auroc": row["auroc"], "ci_low": row["ci_low"],
-                 "ci_high": row["ci_high"], "weight": result.result.weights.get(row["method"])}
-                for row in result.scores.table_rows()]
-        return CsvFile("Each detector's AUROC and weight (CSV)", "leaklens_dataset_inference.csv",
-                       result_csv(rows, finding=finding, model=result.model, data=data))
-    if run.kind == COMPARISON_KIND:
-        rows = [{"scored_model": m.model, "base_model": m.base_model or "", "l_test": m.stats.l_test,
-                 "l_ref": m.stats.l_ref, "delta": m.stats.delta, "ci_low": m.stats.ci[0], "ci_high": m.stats.ci[1],
-                 "p_value": m.stats.p_value, "delta2": m.delta2} for m in result.models]
-        return CsvFile("Loss delta per model (CSV)", "leaklens_loss_delta.csv",
-                       result_csv(rows, finding=finding, model=run.model, data=data))
-    if run.kind == MCQ_KIND:
-        rows = []
-        for kind in ("completion", "next_token"):
-            drop, (low, high) = score_drop(result, kind)
-            rows.append({"probe": PROBE_TITLES[kind], "options": result.original.n_options,
-                         "published_order": result.original.summary(kind).mean,
-                         "shuffled": result.shuffled.summary(kind).mean, "drop": drop, "ci_low": low, "ci_high": high})
-        return CsvFile("Score drop per probe (CSV)", "leaklens_multiple_choice.csv",
-                       result_csv(rows, finding=finding, model=run.model, data=data))
-    raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run: it has no CSV export.")
+def membership_csv(result: BenchmarkResult, finding: Finding, data: str) -> CsvFile:
+    """AUROC per detector of one membership run."""
+    rows = [{k: row[k] for k in CSV_COLUMNS if k not in ("dataset", "model")} for row in result.table_rows()]
+    return CsvFile("AUROC per detector (CSV)", "leaklens_membership_auroc.csv",
+                   result_csv(rows, finding=finding, model=result.model, data=data))
+
+
+def inference_csv(inference: DatasetInference, finding: Finding, data: str) -> CsvFile:
+    """Each detector's AUROC between the two sets and its weight in the combined score."""
+    rows = [{"detector": row["label"], "method": row["method"], "auroc": row["auroc"], "ci_low": row["ci_low"],
+             "ci_high": row["ci_high"], "weight": inference.result.weights.get(row["method"])}
+            for row in inference.scores.table_rows()]
+    return CsvFile("Each detector's AUROC and weight (CSV)", "leaklens_dataset_inference.csv",
+                   result_csv(rows, finding=finding, model=inference.model, data=data))
+
+
+def comparison_csv(report: LeakageReport, finding: Finding, data: str, model: str) -> CsvFile:
+    """The loss delta of each model of a loss-delta comparison."""
+    rows = [{"scored_model": m.model, "base_model": m.base_model or "", "l_test": m.stats.l_test,
+             "l_ref": m.stats.l_ref, "delta": m.stats.delta, "ci_low": m.stats.ci[0], "ci_high": m.stats.ci[1],
+             "p_value": m.stats.p_value, "delta2": m.delta2} for m in report.models]
+    return CsvFile("Loss delta per model (CSV)", "leaklens_loss_delta.csv",
+                   result_csv(rows, finding=finding, model=model, data=data))
+
+
+def mcq_csv(report: MCQReport, finding: Finding, data: str, model: str) -> CsvFile:
+    """The score drop of each probe of a multiple-choice run."""
+    rows = []
+    for kind in ("completion", "next_token"):
+        drop, (low, high) = score_drop(report, kind)
+        rows.append({"probe": PROBE_TITLES[kind], "options": report.original.n_options,
+                     "published_order": report.original.summary(kind).mean,
+                     "shuffled": report.shuffled.summary(kind).mean, "drop": drop, "ci_low": low, "ci_high": high})
+    return CsvFile("Score drop per probe (CSV)", "leaklens_multiple_choice.csv",
+                   result_csv(rows, finding=finding, model=model, data=data))
 
 
 def _fmt(value: float | None, spec: str = ".3f") -> str:
@@ -516,73 +512,3 @@ def build_html_report(
         intro=MEMBERSHIP_INTRO if results else "",
         overview=auroc_heatmap(results) if len(results) > 1 else None,
     )
-
-
-# ------------------------------------------------------------------------------------------ stored runs
-
-
-def find_stored_runs(store: ResultStore, run_ids: Sequence[str]) -> list[RunInfo]:
-    """The stored runs with these ids (a unique prefix is enough), in the order given; unknown ids are an error."""
-    runs = store.list_runs()
-    chosen = []
-    for wanted in run_ids:
-        wanted = wanted.strip()
-        matches = [r for r in runs if r.run_id == wanted] or [r for r in runs if wanted and r.run_id.startswith(wanted)]
-        if not matches:
-            raise LeakLensError(
-                f"No stored run with id '{wanted}' in {store.path}; the Results page (details) lists the run ids."
-            )
-        if len(matches) > 1:
-            raise LeakLensError(f"The id '{wanted}' matches {len(matches)} stored runs; give more of it.")
-        chosen.append(matches[0])
-    return chosen
-
-
-def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: str | None = None) -> str:
-    """The self-contained report of finished stored runs, rebuilt from the store alone, in the order given.
-
-    Each run is reported once: a run that is part of another run given too (the membership run holding a
-    dataset-inference run's scores) is left out, since its owner's section shows it. With several membership
-    runs, an AUROC heatmap compares their methods. Any kind without a verdict of its own (a ``delta`` run holds
-    one problem set's losses, not the comparison) is an error that says what to do instead.
-    """
-    if not runs:
-        raise LeakLensError("Choose at least one stored run to report.")
-    parts = parts_of(runs)
-    runs = [r for r in runs if r.run_id not in parts]
-    opened = []
-    for run in runs:
-        if run.kind not in REPORTABLE_KINDS:
-            raise LeakLensError(
-                f"Run {run.run_id} is a '{run.kind}' run; reports are built from stored membership (mia), "
-                "multiple-choice (mcq), loss-delta comparison (delta-comparison) and dataset-inference runs. "
-                "A 'delta' run holds one problem set's losses: report the comparison that used it (the Results "
-                "page lists it; `python -m core delta ...` stores one)."
-            )
-        if not run.finished:
-            raise LeakLensError(
-                f"Run {run.run_id} ({run.dataset or run.kind}) is not finished ({run.status}); "
-                "run it again to resume it, then report it."
-            )
-        opened.append(open_stored(store, run))
-    results = [s.result for s in opened if s.kind == MEMBERSHIP_KIND]
-    membership = iter(membership_sections(results))
-    sections = [next(membership) if s.kind == MEMBERSHIP_KIND else stored_section(s) for s in opened]
-    if title is None:
-        title = DEFAULT_TITLE if len(results) == len(sections) else MIXED_TITLE
-    return render_report(sections, title=title, intro=MEMBERSHIP_INTRO if results else "",
-                         overview=auroc_heatmap(results) if len(results) > 1 else None)
-
-
-def stored_section(stored: StoredResult) -> ReportSection:
-    """The report section of one reopened run (a membership run alone: ``membership_sections`` names several)."""
-    run, result = stored.run, stored.result
-    if run.kind == MEMBERSHIP_KIND:
-        return membership_sections([result])[0]
-    if run.kind == COMPARISON_KIND:
-        return leakage_section(result)
-    if run.kind == INFERENCE_KIND:
-        return inference_section(result)
-    if run.kind == MCQ_KIND:
-        return mcq_section(result, model=str(run.meta.get("model") or run.model), benchmark=data_label(run))
-    raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run: it has no report section.")

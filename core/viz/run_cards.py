@@ -8,11 +8,37 @@ banner: the page's one banner is the opened run's verdict.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
-from core.results.stored import RunCard
+from core.stats.finding import Finding
 from core.viz.banner import HEADLINE_COLOUR, LEVEL_STYLE, NUMBERS_COLOUR
 
 UNOPENED_STYLE = ("Cannot be opened", "#8a96a0", "#f6f7f8")
+
+
+@dataclass(frozen=True)
+class RunCard:
+    """One line of the list of runs: what was tested, on what, with which model and when, and the verdict."""
+
+    run_id: str
+    kind: str
+    test: str
+    """The test in words ("Membership benchmark")."""
+    data: str
+    model: str
+    date: str
+    """When the run finished, ``YYYY-MM-DD HH:MM UTC``."""
+    finding: Finding | None
+    """None when the run cannot be opened (``problem`` says why)."""
+    problem: str = ""
+
+    @property
+    def level(self) -> str | None:
+        return None if self.finding is None else self.finding.level
+
+    @property
+    def headline(self) -> str:
+        return self.finding.headline if self.finding is not None else self.problem
 
 
 def card_html(card: RunCard, *, opened: bool = False) -> str:

@@ -90,7 +90,7 @@ def text_px(labels: Sequence[str]) -> int:
     return int(longest * CHAR_PX)
 
 
-def wrap_label(text: str, width: int = 24) -> str:
+def wrap_label(text: str, width: int = 32) -> str:
     """``text`` broken at spaces into Plotly lines (``<br>``) of about ``width`` characters.
 
     Why: a heatmap column label longer than its cell is rotated by Plotly, and rotated labels on top of a

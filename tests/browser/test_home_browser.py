@@ -21,7 +21,8 @@ def test_home_page_shows_model_and_page_cards(app_url, browser_page, screenshot_
     assert "Inspect a passage" in body
     assert exception_texts(browser_page) == []
     nav = browser_page.locator(NAV).inner_text()
-    assert "Home" in nav and "Inspect a passage" in nav
+    assert "Home" in nav
+    assert "Inspect a passage" in nav
     full_page_screenshot(browser_page, str(screenshot_dir / "home_1440x900.png"))
 
 
@@ -30,7 +31,8 @@ def test_first_visitor_opening_a_page_url_gets_the_app_navigation(browser_page, 
     with streamlit_server(tmp_path) as fresh_url:
         open_page(browser_page, f"{fresh_url}/Inspect_a_passage")
         nav = browser_page.locator(NAV).inner_text()
-        assert "Home" in nav and "Inspect a passage" in nav, nav
+        assert "Home" in nav, nav
+        assert "Inspect a passage" in nav, nav
         assert "app" not in nav.split("\n")
         assert browser_page.locator("h1").first.inner_text() == "Inspect a passage"
         assert browser_page.url.endswith("/Inspect_a_passage")

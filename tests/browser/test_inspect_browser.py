@@ -206,10 +206,13 @@ def test_another_passage_marks_the_old_summary_out_of_date(app_url, browser_page
     wait_for_streamlit(page)
     assert exception_texts(page) == []
     alert = page.locator(STALE_ALERT)
-    assert alert.count() == 1 and alert.is_visible()
+    assert alert.count() == 1
+    assert alert.is_visible()
     text = alert.inner_text()
-    assert "The passage changed since they were computed" in text and "press Analyse to update them" in text
-    assert fresh_start in text and "Four score and seven" in text  # old → new, as the reader knows them
+    assert "The passage changed since they were computed" in text
+    assert "press Analyse to update them" in text
+    assert fresh_start in text
+    assert "Four score and seven" in text  # old → new, as the reader knows them
     summary = page.locator('[class*="st-key-summary_"]').first
     # The warning comes first (in the page: Setup, where the click was, is now below the result, so the
     # summary may be scrolled above the viewport while the sticky warning stays in view).
@@ -225,7 +228,8 @@ def test_another_passage_marks_the_old_summary_out_of_date(app_url, browser_page
     summary.evaluate("e => e.scrollIntoView({block: 'center'})")
     page.wait_for_timeout(300)
     alert_box, summary_box = alert.bounding_box(), summary.bounding_box()
-    assert 0 <= alert_box["y"] and alert_box["y"] + alert_box["height"] <= summary_box["y"]
+    assert 0 <= alert_box["y"]
+    assert alert_box["y"] + alert_box["height"] <= summary_box["y"]
     page.screenshot(path=str(screenshot_dir / "inspect_stale_summary_1440x900.png"))
     full_page_screenshot(page, str(screenshot_dir / "inspect_stale_full_1440.png"))
 

@@ -98,7 +98,9 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     assert exception_texts(page) == []
     assert page.locator('[data-testid="stAlert"]').filter(has_text="error").count() == 0
     body = page.locator('[data-testid="stMain"]').inner_text()
-    assert f"{N_PROBLEMS} problems" in body and "paired by task id" in body and "wilcoxon signed-rank" in body
+    assert f"{N_PROBLEMS} problems" in body
+    assert "paired by task id" in body
+    assert "wilcoxon signed-rank" in body
     charts = page.locator(".js-plotly-plot")
     assert charts.count() == 3
     # Grouped bars: an L_test and an L_ref bar for the one model, labelled with Δ and its CI.
@@ -116,7 +118,8 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     assert "Reference-set check" in body
 
     runs = ResultStore(store_path).list_runs(KIND)
-    assert len(runs) == 4 and all(r.finished for r in runs)  # (model, base) x (test set, reference set)
+    assert len(runs) == 4
+    assert all(r.finished for r in runs)  # (model, base) x (test set, reference set)
     page.screenshot(path=str(screenshot_dir / "loss_delta_1440x900.png"))
     full_page_screenshot(page, str(screenshot_dir / "loss_delta_full_1440.png"))
 
@@ -168,14 +171,17 @@ def test_cancel_keeps_stored_losses_and_running_again_resumes(delta_app, browser
     assert page.locator(".leaklens-finding").count() == 0  # no verdict for a run that did not finish
     store = ResultStore(store_path)
     before = {r.run_id: r for r in store.list_runs(KIND) if r.meta.get("role") == "test" and r.n_total == 164}
-    assert len(before) == 1 and not next(iter(before.values())).finished
+    assert len(before) == 1
+    assert not next(iter(before.values())).finished
     page.screenshot(path=str(screenshot_dir / "loss_delta_cancelled_1440x900.png"))
 
     page.get_by_role("button", name="Run loss-delta test").click()
     wait_for_streamlit(page, timeout_ms=240_000)
     page.wait_for_selector(".leaklens-finding", timeout=60_000)
-    assert exception_texts(page) == [] and page.locator(".st-key-cancelled_ld").count() == 0
+    assert exception_texts(page) == []
+    assert page.locator(".st-key-cancelled_ld").count() == 0
     after = {r.run_id: r for r in store.list_runs(KIND) if r.meta.get("role") == "test" and r.n_total == 164}
     # the same stored run was resumed and finished, not started again
-    assert after.keys() == before.keys() and all(r.finished and r.n_done == 164 for r in after.values())
+    assert after.keys() == before.keys()
+    assert all(r.finished and r.n_done == 164 for r in after.values())
     assert next(iter(after.values())).created_at == next(iter(before.values())).created_at

@@ -45,9 +45,11 @@ def test_mcq_page_runs_and_shows_charts_and_probe_table(app_url, browser_page, s
     assert charts.nth(0).locator(".barlayer .point").count() == 10
     assert "Rank of the original option order among 24 orders" in charts.nth(1).inner_text()
     body = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Summary (model × benchmark)" in body and "Per-question view" in body
+    assert "Summary (model × benchmark)" in body
+    assert "Per-question view" in body
     table = page.locator("table.mcq-probe")
-    assert table.count() == 1 and table.locator("tr").count() == 5  # header + one row per option
+    assert table.count() == 1
+    assert table.locator("tr").count() == 5  # header + one row per option
     assert "Ground truth" in table.inner_text()
     page.screenshot(path=str(screenshot_dir / "mcq_1440x900.png"))
     full_page_screenshot(page, str(screenshot_dir / "mcq_full_1440.png"))
@@ -85,7 +87,9 @@ def test_enter_in_sample_size_commits_the_value_without_starting_a_run(app_url, 
     assert exception_texts(page) == []
     assert size.input_value() == "500"  # committed
     body = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Probing" not in body and "questions measured" not in body and "Read from the store" not in body
+    assert "Probing" not in body
+    assert "questions measured" not in body
+    assert "Read from the store" not in body
     assert page.locator('[data-testid="stProgress"], .js-plotly-plot').count() == 0
     assert page.get_by_role("button", name="Run").is_enabled()
 
@@ -119,7 +123,9 @@ def test_cancel_stops_probing_and_running_again_measures_only_the_rest(app_url, 
     page.get_by_role("button", name="Run").click()
     wait_for_streamlit(page, timeout_ms=240_000)
     page.wait_for_selector(".leaklens-finding", timeout=60_000)
-    assert exception_texts(page) == [] and page.locator(".st-key-cancelled_mcq").count() == 0
+    assert exception_texts(page) == []
+    assert page.locator(".st-key-cancelled_mcq").count() == 0
     body = page.locator('[data-testid="stMain"]').inner_text()
     measured = re.search(r"(\d+) questions measured and stored", body)
-    assert measured and int(measured.group(1)) == total - stopped_at, body[1000:3000]  # only the questions left
+    assert measured, body[1000:3000]
+    assert int(measured.group(1)) == total - stopped_at, body[1000:3000]  # only the questions left

@@ -93,4 +93,5 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
     assert visible_inputs(page) == []
     page.locator(PRESENT_SWITCH).get_by_text("Present").click()
     wait_for_streamlit(page)
-    assert "present" not in page.url and "Run benchmark" in visible_inputs(page)
+    assert "present" not in page.url
+    assert "Run benchmark" in visible_inputs(page)

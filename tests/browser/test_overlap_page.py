@@ -81,7 +81,9 @@ def _in_viewport(page, selector: str) -> dict:
     box = page.evaluate(
         "(sel) => { const e = document.querySelector(sel); if (!e) return null; const r = e.getBoundingClientRect();"
         " return {top: r.top, bottom: r.bottom, height: window.innerHeight}; }", selector)
-    assert box is not None and box["top"] >= 0 and box["bottom"] <= box["height"], (selector, box)
+    assert box is not None, (selector, box)
+    assert box["top"] >= 0, (selector, box)
+    assert box["bottom"] <= box["height"], (selector, box)
     return box
 
 

@@ -38,8 +38,8 @@ def _stored_reports(tiny_lm, tmp_path) -> dict[str, str]:
     from core.mcq.stored import run_stored_benchmark
     from core.membership.benchmark import run_membership_benchmark
     from core.methods import parse_methods
+    from core.results.report import stored_runs_report
     from core.store.results import ResultStore
-    from core.viz.report import stored_runs_report
 
     store = ResultStore(tmp_path / "results.sqlite")
     dataset = load_labelled_dataset(str(DATA / "wikimia_length128.parquet"), limit=24)
@@ -86,6 +86,7 @@ def test_each_report_file_opens_offline_with_its_verdict_first(browser_page, rep
         assert page.locator(".plotly-graph-div .main-svg").count() >= n_divs > 0, kind  # every chart drew
         banner = page.locator(".leaklens-finding").first
         box = banner.bounding_box()
-        assert box is not None and box["y"] + box["height"] <= 900, kind  # the verdict is on the first screen
+        assert box is not None, kind
+        assert box["y"] + box["height"] <= 900, kind  # the verdict is on the first screen
         assert page.locator(".leaklens-headline").first.inner_text().strip(), kind
         page.screenshot(path=str(screenshot_dir / f"report_{kind}_1440x900.png"))

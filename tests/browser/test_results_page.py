@@ -74,11 +74,13 @@ def test_tour_step_opens_on_the_most_recent_run_with_its_verdict_in_view(results
         box = assert_verdict_in_viewport(page)
         assert box["height"] == height
         heading = page.locator('[data-testid="stHeading"]').filter(has_text=TOUR_DATA).first
-        assert heading.is_visible() and heading.bounding_box()["y"] < box["top"]
+        assert heading.is_visible()
+        assert heading.bounding_box()["y"] < box["top"]
         page.screenshot(path=str(screenshot_dir / f"results_{width}x{height}.png"))
     cards = page.locator(CARD)
     assert cards.count() == 4  # two membership runs, the dataset inference, the tour's run
-    assert "shown above" in cards.first.inner_text() and TOUR_DATA in cards.first.inner_text()
+    assert "shown above" in cards.first.inner_text()
+    assert TOUR_DATA in cards.first.inner_text()
     texts = cards.all_inner_texts()
     assert sum("Dataset inference" in t for t in texts) == 1
     assert sum("Membership benchmark · wikimia" in t for t in texts) == 1
@@ -100,7 +102,8 @@ def test_a_card_opens_its_run_and_the_heatmap_labels_sit_above_their_cells(resul
     page.wait_for_function("document.querySelectorAll('.js-plotly-plot .heatmaplayer').length == 1", timeout=60_000)
     assert exception_texts(page) == []
     body = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Compare methods" in body and "All runs" in body
+    assert "Compare methods" in body
+    assert "All runs" in body
     heatmap = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer")).first
     heatmap.scroll_into_view_if_needed()
     # Long column names wrap onto a few lines (one tspan each): read each tick's lines joined by spaces.
@@ -189,7 +192,8 @@ def test_exported_report_reads_as_a_report(results_app_url, browser_page, screen
     download.value.save_as(report)
     text = report.read_text(encoding="utf-8")
     # four runs, four banners: the dataset inference once, its scores inside it
-    assert text.startswith("<!DOCTYPE html>") and text.count('class="leaklens-finding"') == 4
+    assert text.startswith("<!DOCTYPE html>")
+    assert text.count('class="leaklens-finding"') == 4
 
     page.context.set_offline(True)  # a report that needs the network would fail to draw here
     requested: list[str] = []
@@ -221,7 +225,8 @@ def test_exported_report_reads_as_a_report(results_app_url, browser_page, screen
         assert len({colour for colour, _ in curves}) >= 3
         assert not {"rgb(0, 0, 0)", "rgb(0, 0, 1)"} & {colour for colour, _ in curves}
     bars = [p for p in plots if "AUROC with 95% CI" in p["title"]]
-    assert len(bars) == 3 and all(len(p["bars"]) >= 2 for p in bars)  # methods blue, baseline grey
+    assert len(bars) == 3
+    assert all(len(p["bars"]) >= 2 for p in bars)  # methods blue, baseline grey
 
     page.screenshot(path=str(screenshot_dir / "report_1440x900.png"))
     page.screenshot(path=str(screenshot_dir / "report_full_1440.png"), full_page=True)
@@ -243,7 +248,8 @@ def test_membership_page_runs_and_shows_charts(results_app_url, browser_page, sc
     wait_for_streamlit(page)
     assert exception_texts(page) == []
     body = page.locator('[data-testid="stMain"]').inner_text()
-    assert "12 texts scored" in body and "Blind baseline AUROC" in body
+    assert "12 texts scored" in body
+    assert "Blind baseline AUROC" in body
     legends = page.locator(".js-plotly-plot .legendtext").all_text_contents()
     assert any(t.startswith("members (n=") for t in legends)  # the score distribution
     assert any(t.startswith("non-members (n=") for t in legends)

@@ -25,7 +25,8 @@ def test_cli_index_search_decontaminate_list_delete(corpus, tmp_path, capsys):
     capsys.readouterr()
     assert main(["overlap", "list", "--index-dir", root]) == 0
     listing = capsys.readouterr().out
-    assert "plain\ttext" in listing and "chat\ttext\t60 docs" in listing
+    assert "plain\ttext" in listing
+    assert "chat\ttext\t60 docs" in listing
 
     out_dir = tmp_path / "out"
     code = main([
@@ -35,7 +36,8 @@ def test_cli_index_search_decontaminate_list_delete(corpus, tmp_path, capsys):
     ])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "eval_dataset" in printed and "train_chat: removed 4 of 60 rows" in printed
+    assert "eval_dataset" in printed
+    assert "train_chat: removed 4 of 60 rows" in printed
 
     # The report equals the mean of 0/1 brute-force scores per training set.
     with (out_dir / "contamination_report.tsv").open() as handle:
@@ -50,7 +52,9 @@ def test_cli_index_search_decontaminate_list_delete(corpus, tmp_path, capsys):
     per_instance = [json.loads(x) for x in (out_dir / "eval_mmlu__plain.jsonl").read_text().splitlines()]
     assert len(per_instance) == len(tests)
     first = next(r for r in per_instance if r["test_id"] == f"q{corpus.exact_in_plain[0]}")
-    assert first["score"] == 1.0 and first["best_doc_text"] and first["test_spans"]
+    assert first["score"] == 1.0
+    assert first["best_doc_text"]
+    assert first["test_spans"]
     assert (out_dir / "plain.decontaminated.jsonl").is_file()
 
     assert main(["overlap", "delete", "--index-dir", root, "--name", "chat"]) == 0
@@ -64,11 +68,14 @@ def test_cli_reports_missing_field_and_unreachable_server(corpus, tmp_path, caps
                  "--text-field", "body"])
     assert code == 2
     err = capsys.readouterr().err
-    assert "body" in err and "text" in err and "source" in err  # names the missing field and lists the fields
+    assert "body" in err
+    assert "text" in err
+    assert "source" in err  # names the missing field and lists the fields
     code = main(["overlap", "list", "--backend", "elasticsearch", "--es-url", "http://user:secret@127.0.0.1:9"])
     assert code == 2
     err = capsys.readouterr().err
-    assert "unreachable at http://127.0.0.1:9" in err and "secret" not in err
+    assert "unreachable at http://127.0.0.1:9" in err
+    assert "secret" not in err
 
 
 def test_cli_on_elasticsearch_matches_embedded(es_url, corpus, tmp_path, capsys, index_name):

@@ -68,7 +68,8 @@ def test_capped_search_leaves_matches_that_the_recheck_reports(es_url, tmp_path,
         (cleaned,) = decontaminate(
             backend, search(backend, [index_name], [tests], settings), [tests], settings, tmp_path / "o"
         )
-        assert cleaned.n_removed == 3 and cleaned.still_matching == 1
+        assert cleaned.n_removed == 3
+        assert cleaned.still_matching == 1
     finally:
         backend.delete(index_name)
     assert not [i for i in backend.list() if i.name.startswith("recheck-")]

@@ -62,7 +62,8 @@ def test_every_line_but_the_matched_rows_is_kept_byte_for_byte(tmp_path):
     lines = _training_lines()
     backend, path = _index(tmp_path, lines)
     (cleaned,) = _clean(backend, tmp_path / "out")
-    assert cleaned.n_removed == 3 and cleaned.dropped_lines == []
+    assert cleaned.n_removed == 3
+    assert cleaned.dropped_lines == []
     assert cleaned.path.read_bytes() == b"".join(line for k, line in enumerate(lines) if k not in (3, 9, 20))
 
 
@@ -70,7 +71,8 @@ def test_malformed_lines_are_dropped_and_listed_only_when_asked(tmp_path):
     lines = _training_lines()
     backend, _ = _index(tmp_path, lines)
     (cleaned,) = _clean(backend, tmp_path / "out", drop_malformed=True)
-    assert cleaned.n_removed == 3 and cleaned.dropped_lines == [8, 16]
+    assert cleaned.n_removed == 3
+    assert cleaned.dropped_lines == [8, 16]
     assert cleaned.path.read_bytes() == b"".join(line for k, line in enumerate(lines) if k not in (3, 9, 20, 7, 15))
 
 
@@ -95,7 +97,9 @@ def test_a_file_changed_since_indexing_is_refused(tmp_path, capsys):
     code = main(["overlap", "search", "--index-dir", str(tmp_path / "idx"), "--index", "train", "--dataset",
                  str(_test_file(tmp_path)), "--output-dir", str(tmp_path / "out2"), "--decontaminate"])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and err.startswith(f"error: {path} changed since index 'train'")
+    assert code == 2
+    assert err.count("\n") == 1
+    assert err.startswith(f"error: {path} changed since index 'train'")
 
 
 def test_a_touched_but_unchanged_file_is_still_decontaminated(tmp_path):
@@ -115,7 +119,8 @@ def test_two_uploads_with_the_same_name_do_not_overwrite_each_other(tmp_path, mo
     monkeypatch.setenv("LEAKLENS_CACHE", str(tmp_path / "cache"))
     first = keep_upload(b'{"text": "first upload"}\n', "train.jsonl")
     second = keep_upload(b'{"text": "second upload"}\n', "train.jsonl")
-    assert first != second and Path(first).name == Path(second).name == "train.jsonl"
+    assert first != second
+    assert Path(first).name == Path(second).name == "train.jsonl"
     assert Path(first).read_bytes() == b'{"text": "first upload"}\n'
     assert keep_upload(b'{"text": "first upload"}\n', "train.jsonl") == first  # same content, same place
     assert [d.text for d in TrainingReader(TrainingSource(first)).documents()] == ["first upload"]

@@ -43,9 +43,11 @@ def test_backends_give_identical_results(embedded, elastic, test_set, mode, n):
 
 def test_index_info_list_and_delete(elastic, embedded, corpus, index_name):
     info = elastic.info(TEXT_INDEX)
-    assert info.backend == "elasticsearch" and info.index_type == "text"
+    assert info.backend == "elasticsearch"
+    assert info.index_type == "text"
     assert info.datasets == embedded.info(TEXT_INDEX).datasets == {"train_plain": 175, "train_chat": 60}
-    assert info.n_docs == 235 and info.size_bytes > 0
+    assert info.n_docs == 235
+    assert info.size_bytes > 0
     assert [s["name"] for s in info.sources] == ["train_plain", "train_chat"]
     build_index(elastic, index_name, [TrainingSource(str(corpus.plain_path))])
     assert index_name in [i.name for i in elastic.list()]
@@ -97,5 +99,6 @@ def test_missing_url_is_a_clear_error(monkeypatch):
 
 def test_server_version_path(elastic):
     # The local server is the 7.x OSS build: exact script_score, no knn.
-    assert elastic.major == 7 and not elastic.has_knn
+    assert elastic.major == 7
+    assert not elastic.has_knn
     assert os.environ.get("ES_URL") or elastic.url.startswith("http://127.0.0.1:")

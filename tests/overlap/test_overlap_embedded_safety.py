@@ -42,7 +42,9 @@ def test_a_build_killed_mid_way_keeps_the_old_index_and_is_cleared_by_the_next(t
     assert list(root.glob(".train.building-*"))  # what the dead build left behind
 
     (info,) = backend.list()
-    assert info.name == "train" and info.complete and info.n_docs == 1
+    assert info.name == "train"
+    assert info.complete
+    assert info.n_docs == 1
     tests = EvalSet("t", [EvalInstance("0", SENTENCE)], "inline")
     assert search(backend, ["train"], [tests], SearchSettings())[0].value == 1.0
 

@@ -79,9 +79,11 @@ def test_capped_search_keeps_the_document_sharing_the_most_ngrams(es_url, tmp_pa
     try:
         tests = EvalSet("t", [EvalInstance("0", " ".join(words))], "inline")
         (match,) = search(backend, [index_name], [tests], SearchSettings(search_size=1))
-        assert match.value == 1.0 and match.best.row == 9
+        assert match.value == 1.0
+        assert match.best.row == 9
         (full,) = search(backend, [index_name], [tests], SearchSettings(search_size=100))
-        assert full.value == 1.0 and len(full.matched_docs) == 10
+        assert full.value == 1.0
+        assert len(full.matched_docs) == 10
     finally:
         backend.delete(index_name)
 
@@ -123,9 +125,11 @@ def test_msearch_payloads_are_bounded_in_queries_and_bytes():
     bodies = [{"query": {"terms": {"grams": list(range(k * 50))}}} for k in range(1, 40)]
     payloads = list(_ndjson_batches(bodies, max_queries=7, max_bytes=4000))
     lines = [line for p in payloads for line in p.splitlines()]
-    assert [json.loads(line) for line in lines[1::2]] == bodies and set(lines[0::2]) == {"{}"}
+    assert [json.loads(line) for line in lines[1::2]] == bodies
+    assert set(lines[0::2]) == {"{}"}
     for payload in payloads:
         queries = payload.count("\n") // 2
-        assert queries <= 7 and (len(payload) <= 4000 or queries == 1)
+        assert queries <= 7
+        assert len(payload) <= 4000 or queries == 1
     assert len(payloads) > len(bodies) // 7 + 1  # the byte bound split more than the count alone
     assert _MSEARCH_BYTES <= 8 << 20

@@ -37,7 +37,8 @@ def test_overwrite_with_a_typo_keeps_the_old_index_searchable(es_url, corpus, te
             build_index(backend, index_name, [TrainingSource(str(corpus.plain_path), text_field="body")],
                         overwrite=True)
         info = backend.info(index_name)
-        assert info.n_docs == 175 and info.complete
+        assert info.n_docs == 175
+        assert info.complete
         after = search(backend, [index_name], [test_set], SearchSettings())
         assert [m.value for m in after] == [m.value for m in before]
         assert sum(m.value == 1.0 for m in after) >= len(corpus.exact_in_plain)
@@ -80,7 +81,8 @@ def test_indexes_built_before_aliases_are_listed_searched_and_replaced(es_url, c
     _legacy_index(backend, index_name, plain)
     try:
         (info,) = [i for i in backend.list() if i.name == index_name]
-        assert info.n_docs == 175 and info.complete
+        assert info.n_docs == 175
+        assert info.complete
         assert sum(m.value == 1.0 for m in search(backend, [index_name], [test_set], SearchSettings())) >= 8
         with pytest.raises(DataError, match="already exists"):
             build_index(backend, index_name, [plain])
@@ -136,7 +138,9 @@ def test_a_build_the_server_never_finished_is_incomplete_refused_and_rebuilt(own
     own_es.restart()
     backend = get_backend("elasticsearch", es_url=own_es.url)
     (info,) = backend.list()
-    assert info.name == "big" and not info.complete and info.n_docs < 2500
+    assert info.name == "big"
+    assert not info.complete
+    assert info.n_docs < 2500
 
     assert main(["overlap", "list", "--backend", "elasticsearch", "--es-url", own_es.url]) == 0
     assert "INCOMPLETE" in capsys.readouterr().out
@@ -149,7 +153,9 @@ def test_a_build_the_server_never_finished_is_incomplete_refused_and_rebuilt(own
 
     build_index(backend, "big", [source])  # restarts the build: no "already exists; delete it first"
     info = backend.info("big")
-    assert info.complete and info.n_docs == 2500
+    assert info.complete
+    assert info.n_docs == 2500
     (match,) = search(backend, ["big"], [tests], SearchSettings())
     assert match.value == 1.0
-    assert _physical(backend, "big") and len(_physical(backend, "big")) == 1
+    assert _physical(backend, "big")
+    assert len(_physical(backend, "big")) == 1

@@ -84,14 +84,16 @@ def test_cli_flags_reach_the_backend(https_es):
     assert done.stderr.startswith("warning: TLS certificate verification is off")
     done = _cli("overlap", "list", "--backend", "elasticsearch", "--es-url", https_es.url,
                 "--es-ca-certs", str(https_es.ca_path))
-    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr
 
 
 def test_a_missing_ca_file_is_one_clear_error_line(tmp_path, monkeypatch):
     missing = tmp_path / "nope.pem"
     done = _cli("overlap", "list", "--backend", "elasticsearch", "--es-url", "https://127.0.0.1:9",
                 "--es-ca-certs", str(missing))
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(f"error: CA certificate file '{missing}' (from --es-ca-certs or ELASTIC_CA_CERTS) "
                                   "does not exist")
     monkeypatch.setenv(CA_CERTS_ENV, str(missing))

@@ -53,7 +53,8 @@ def test_planted_copies_are_found(embedded, corpus, test_set):
     for i in corpus.assistant_in_chat:
         assert by[(f"q{i}", "train_chat")].value == 0.0  # only user turns were indexed
     short = by[(f"q{len(corpus.questions) - 2}", "train_plain")]
-    assert short.value == 1.0 and short.test_spans == [(0, len(corpus.questions[-2]) - 1)]
+    assert short.value == 1.0
+    assert short.test_spans == [(0, len(corpus.questions[-2]) - 1)]
     assert by[(f"q{len(corpus.questions) - 1}", "train_plain")].value == 0.0
 
 

@@ -46,7 +46,8 @@ def test_a_second_decontamination_into_the_same_folder_keeps_the_training_file(b
         assert main(search) == 2
         err = capsys.readouterr().err
         errors = [line for line in err.splitlines() if line.startswith("error:")]
-        assert len(errors) == 1 and "Traceback" not in err, err
+        assert len(errors) == 1, err
+        assert "Traceback" not in err, err
         assert f"decontaminated copy of {name} {cleaned}" in errors[0]
         assert f"training source of index {name}" in errors[0]
         assert _digests(tmp_path) == before

@@ -27,7 +27,8 @@ def test_report_means_and_files(embedded, test_set, tmp_path):
     rows = [json.loads(line) for line in plain_file.read_text().splitlines()]
     assert len(rows) == len(test_set)
     first = rows[0]
-    assert first["test_id"] == "q0" and first["score"] == 1.0
+    assert first["test_id"] == "q0"
+    assert first["score"] == 1.0
     assert first["best_doc_text"][first["train_spans"][0][0] : first["train_spans"][0][1]].startswith(
         test_set.instances[0].text[:30]
     )

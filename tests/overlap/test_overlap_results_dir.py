@@ -19,7 +19,8 @@ def _folder(root, name: str, size: int, age: int):
 def test_result_folders_are_in_the_cache_and_pruned_oldest_first(tmp_path, monkeypatch):
     monkeypatch.setenv("LEAKLENS_CACHE", str(tmp_path / "cache"))
     first = results_dir()
-    assert first.parent == cache_dir() / "overlap-results" and first.is_dir()
+    assert first.parent == cache_dir() / "overlap-results"
+    assert first.is_dir()
 
     root = tmp_path / "results"
     root.mkdir()
@@ -27,7 +28,8 @@ def test_result_folders_are_in_the_cache_and_pruned_oldest_first(tmp_path, monke
     new = results_dir(max_bytes=1000, keep=1, root=root)
     # Newest first: old3 (400) and old2 (800) fit in 1000 bytes; old1 and old0 do not.
     assert sorted(p.name for p in root.iterdir()) == sorted(["old2", "old3", new.name])
-    assert not old[0].exists() and not old[1].exists()
+    assert not old[0].exists()
+    assert not old[1].exists()
 
 
 def test_the_newest_folders_stay_whatever_their_size(tmp_path):

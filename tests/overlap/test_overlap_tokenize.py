@@ -1,4 +1,5 @@
-from core.overlap.tokenize import contains_phrase, gram_hash, joined, ngrams, word_spans, word_tokens
+from core.overlap.tokenize import gram_hash, joined, ngrams, word_spans, word_tokens
+from tests.helpers.overlap import contains_phrase
 
 
 def test_word_tokens_lowercase_and_drop_punctuation():

@@ -40,7 +40,8 @@ def test_blank_fields_count_as_not_given(corpus):
                                  query_field="", split="", config=" ")
     assert (source.text_field, source.messages_field, source.query_filter, source.query_field) == (
         "text", None, None, "content")
-    assert source.split is None and source.config is None
+    assert source.split is None
+    assert source.config is None
 
 
 def test_turn_filter_applies_only_to_a_messages_field_but_is_always_checked(corpus):
@@ -78,7 +79,8 @@ def test_kept_upload_is_a_readable_training_file(tmp_path, monkeypatch):
     rows = [{"text": "first document here"}, {"text": "second document here"}]
     path = keep_upload("\n".join(json.dumps(r) for r in rows).encode(), "../../evil/train.jsonl")
     # The name only, never a path outside; in a folder named by the content (issue 16, item 3).
-    assert Path(path).name == "train.jsonl" and Path(path).parent.parent == tmp_path / "cache" / "uploads"
+    assert Path(path).name == "train.jsonl"
+    assert Path(path).parent.parent == tmp_path / "cache" / "uploads"
     (source,) = training_sources([path])
     assert [d.text for d in TrainingReader(source).documents()] == [r["text"] for r in rows]
 
@@ -87,7 +89,8 @@ def test_skipped_note_names_lines_and_the_first_reason():
     assert skipped_note("train", []) == ""
     rows = [SkippedRow(n, "not valid JSON (Expecting value)") for n in range(1, 35)]
     note = skipped_note("train", rows)
-    assert note.startswith("train: skipped 34 rows (lines 1, 2, 3,") and "30 and 4 more)" in note
+    assert note.startswith("train: skipped 34 rows (lines 1, 2, 3,")
+    assert "30 and 4 more)" in note
     assert note.endswith(": not valid JSON (Expecting value).")
 
 
@@ -116,11 +119,14 @@ def test_run_search_writes_the_report_and_lists_the_best_matches_first(corpus, t
     test_set = load_eval_set(str(corpus.test_path), None, id_field="id")
     outcome = run_search(backend, ["plain"], [test_set], SearchSettings(), tmp_path / "out", clean=True)
     assert len(outcome.matches) == len(test_set)
-    assert [p.name for p in outcome.paths][0] == "contamination_report.tsv" and all(p.exists() for p in outcome.paths)
-    assert len(outcome.cleaned) == 1 and outcome.cleaned[0].n_removed >= len(corpus.exact_in_plain)
+    assert [p.name for p in outcome.paths][0] == "contamination_report.tsv"
+    assert all(p.exists() for p in outcome.paths)
+    assert len(outcome.cleaned) == 1
+    assert outcome.cleaned[0].n_removed >= len(corpus.exact_in_plain)
     best = outcome.best(5)
     values = [m.value for m in best]
-    assert values == sorted(values, reverse=True) and values[0] == 1.0
+    assert values == sorted(values, reverse=True)
+    assert values[0] == 1.0
     assert outcome.n_matching >= len(corpus.exact_in_plain) + len(corpus.near_in_plain)
     assert len(outcome.best(1000)) == outcome.n_matching  # pairs without overlap are never listed
     assert match_location(best[0]).startswith("train_plain row ")

@@ -35,7 +35,8 @@ def vector_backends(tmp_path_factory, plain, es_url):
     embedded = get_backend("embedded", root=tmp_path_factory.mktemp("vector-indexes"))
     elastic = get_backend("elasticsearch", es_url=es_url)
     built = build_index(embedded, VECTOR_INDEX, [plain], index_type="vector")
-    assert built.info.model == "all-MiniLM-L6-v2" and built.info.n_docs == 14
+    assert built.info.model == "all-MiniLM-L6-v2"
+    assert built.info.n_docs == 14
     build_index(elastic, VECTOR_INDEX, [plain], index_type="vector", overwrite=True)
     yield embedded, elastic
     elastic.delete(VECTOR_INDEX)
@@ -60,7 +61,8 @@ def test_vector_scores_match_brute_force_on_both_backends(vector_backends, plain
         assert [r.doc_id for r in a.matched_docs] == [int(j) for j in np.flatnonzero(sims[k] >= 0.8)]
     # The six verbatim copies (rows 4-9) are found with a cosine of 1; the other questions are not copies.
     for k in range(6):
-        assert ours[k].best.row == 4 + k and ours[k].value == pytest.approx(1.0, abs=1e-4)
+        assert ours[k].best.row == 4 + k
+        assert ours[k].value == pytest.approx(1.0, abs=1e-4)
     assert [m.score for m in ours[6:]] == [0.0] * (len(ours) - 6)
 
 

@@ -27,16 +27,19 @@ def test_a_date_split_is_confounded_and_the_page_leads_with_it(store_path, open_
     app.button(key="di_run").click().run()
     assert not app.exception, app.exception
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
-    assert len(banners) == 1 and "CONFOUNDED" in banners[0].upper()
+    assert len(banners) == 1
+    assert "CONFOUNDED" in banners[0].upper()
     assert html.escape("wording alone separates") in banners[0]
     metrics = {m.label: m.value for m in app.metric}
-    assert metrics["Texts"] == "40 + 40" and float(metrics["Wording alone (blind AUROC)"]) > 0.5
+    assert metrics["Texts"] == "40 + 40"
+    assert float(metrics["Wording alone (blind AUROC)"]) > 0.5
     charts = [c.proto.id for c in app.get("plotly_chart")]
     assert len(charts) == 3
     assert [b.label for b in app.get("download_button")] == [
         "Report (HTML)", "Test result (CSV)", "Each detector's AUROC (CSV)", "Per-text scores (CSV)", "Result (JSON)"]
     (run,) = ResultStore(store_path).list_runs(KIND)
-    assert run.finished and run.meta["suspect"] == "wikimia_length128.parquet (label=1)"
+    assert run.finished
+    assert run.meta["suspect"] == "wikimia_length128.parquet (label=1)"
 
     # another setting marks the result as out of date instead of passing it off as current
     app.number_input(key="di_splits").set_value(6).run()
@@ -60,10 +63,12 @@ def test_the_ready_example_is_the_shipped_demo_with_the_quick_detectors_and_the_
     assert app.selectbox(key="di_validation_example").value == "Famous vs fresh passages (demo)"
     assert app.multiselect(key="di_methods").value == list(QUICK_METHOD_KEYS)
     # The tour's five minutes with room to spare on the project's 2-core CPU; the bar moves every two texts.
-    assert estimated_seconds(128, quick_methods()) <= 180 and progress_batch_size(128) == 2
+    assert estimated_seconds(128, quick_methods()) <= 180
+    assert progress_batch_size(128) == 2
     assert estimated_seconds(128) > 4 * estimated_seconds(128, quick_methods())
     (estimate,) = [c.value for c in app.caption if c.value.startswith("64 suspect + 64 validation texts.")]
-    assert "with these 4 detectors: about" in estimate and "with all 16 detectors: about" in estimate
+    assert "with these 4 detectors: about" in estimate
+    assert "with all 16 detectors: about" in estimate
     app.button(key="di_full_set").click().run()
     assert app.multiselect(key="di_methods").value == [m.key for m in default_methods()]
     assert not [b for b in app.button if b.key == "di_full_set"]
@@ -75,4 +80,5 @@ def test_the_ready_example_is_the_shipped_demo_with_the_quick_detectors_and_the_
     assert [s.value for s in app.subheader][0] == (
         "The famous passages (demo) vs the freshly written passages (demo) · tiny-random")
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
-    assert len(banners) == 1 and "the famous passages (demo)" in banners[0]
+    assert len(banners) == 1
+    assert "the famous passages (demo)" in banners[0]

@@ -31,9 +31,11 @@ def test_every_task_offers_its_shipped_demo_and_it_loads():
 def test_membership_examples_list_the_demo_once_beside_the_known_datasets():
     examples = unique_examples(demo_examples("membership"), known_examples(KNOWN_DATASETS))
     sources = [e.source for e in examples]
-    assert sources.count("demo:famous-vs-fresh") == 1 and len(sources) == len(set(sources))
+    assert sources.count("demo:famous-vs-fresh") == 1
+    assert len(sources) == len(set(sources))
     hub = next(e for e in examples if e.source == "swj0419/WikiMIA")
-    assert hub.split == "WikiMIA_length128" and hub.description
+    assert hub.split == "WikiMIA_length128"
+    assert hub.description
 
 
 def test_a_local_sample_stays_the_default_and_the_demo_is_the_fallback(tmp_path):
@@ -54,7 +56,8 @@ def test_choice_kinds():
     assert DatasetChoice("owner/name", "train").is_hub is True
     assert DatasetChoice(str(Path(__file__))).is_hub is False
     upload = DatasetChoice("x.jsonl", data=b"{}")
-    assert upload.is_upload and not upload.is_hub
+    assert upload.is_upload
+    assert not upload.is_hub
     assert DatasetChoice(" a.jsonl, ,b/c ").sources == ["a.jsonl", "b/c"]
 
 

@@ -13,6 +13,9 @@ def test_every_level_has_its_own_label_and_colour():
 
 def test_banner_escapes_the_headline_and_carries_its_level():
     html = banner_html(Finding("confounded", "Model <b>x</b> & co."))
-    assert 'data-level="confounded"' in html and "Confounded" in html
-    assert "&lt;b&gt;x&lt;/b&gt; &amp; co." in html and "<b>x</b>" not in html
-    assert "background:" in html and "border-left:" in html  # colours of its own, outside any theme
+    assert 'data-level="confounded"' in html
+    assert "Confounded" in html
+    assert "&lt;b&gt;x&lt;/b&gt; &amp; co." in html
+    assert "<b>x</b>" not in html
+    assert "background:" in html
+    assert "border-left:" in html  # colours of its own, outside any theme

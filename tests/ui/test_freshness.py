@@ -9,14 +9,21 @@ from ui.freshness import STALE_HEADLINE, brief, changes, computed_for, setting, 
 
 
 def test_brief_is_one_short_markup_free_line():
-    assert brief(None) == "none" and brief(True) == "on" and brief(False) == "off"
-    assert brief(0.75) == "0.75" and brief(100) == "100" and brief("") == "empty"
-    assert brief(["loss", "zlib"]) == "loss, zlib" and brief([]) == "none"
+    assert brief(None) == "none"
+    assert brief(True) == "on"
+    assert brief(False) == "off"
+    assert brief(0.75) == "0.75"
+    assert brief(100) == "100"
+    assert brief("") == "empty"
+    assert brief(["loss", "zlib"]) == "loss, zlib"
+    assert brief([]) == "none"
     assert brief({"model-a": "base-a"}) == "model-a → base-a"
     assert brief("a `code` span\nand a newline") == "a 'code' span and a newline"
     long_path = "/very/long/folder/" + "x" * 80 + "/other-model"
     shown = brief(long_path)
-    assert len(shown) <= 60 and shown.startswith("/very/long") and shown.endswith("other-model")
+    assert len(shown) <= 60
+    assert shown.startswith("/very/long")
+    assert shown.endswith("other-model")
 
 
 def test_dataset_choices_are_named_by_source_or_upload_and_compared_by_content():
@@ -32,7 +39,8 @@ def test_typed_text_is_compared_in_full_and_shown_by_its_first_words():
     text = "one two three four five six seven eight nine ten"
     shown = typed_text("passage", text)
     assert shown.brief == "one two three four five six seven eight… (10 words)"
-    assert typed_text("passage", "  ").brief == "empty" and typed_text("p", "word").brief == "word (1 word)"
+    assert typed_text("passage", "  ").brief == "empty"
+    assert typed_text("p", "word").brief == "word (1 word)"
     edited = typed_text("passage", text + " eleven")
     assert changes([shown], [edited]) == [("passage", shown.brief, edited.brief)]
 
@@ -51,7 +59,8 @@ def test_stale_message_names_the_changes_and_the_button():
     two = stale_message([("passage", "a", "b"), ("model", "x", "y")], "Analyse")
     assert two.startswith(f"**{STALE_HEADLINE}** The passage and the model changed since they were computed")
     many = stale_message([(str(i), "a", "b") for i in range(4)], "Run")
-    assert "** Several inputs changed since" in many and many.count("\n- ") == 4
+    assert "** Several inputs changed since" in many
+    assert many.count("\n- ") == 4
 
 
 def test_computed_for_lists_every_input():
@@ -75,14 +84,16 @@ def test_show_result_marks_a_result_whose_inputs_changed_until_the_button_is_pre
     app.run()
     assert not app.markdown  # nothing kept yet: nothing drawn
     app.button(key="go").click().run()
-    assert [m.value for m in app.markdown] == ["result for 1"] and not app.warning
+    assert [m.value for m in app.markdown] == ["result for 1"]
+    assert not app.warning
     assert app.caption[0].value == "Computed for size `1`"
     app.number_input(key="size").set_value(2).run()
     assert app.warning[0].value.startswith(f"**{STALE_HEADLINE}** The size changed since they were computed; "
                                            "press **Go**")
     assert [m.value for m in app.markdown] == ["result for 1"]  # still there, marked
     app.button(key="go").click().run()
-    assert [m.value for m in app.markdown] == ["result for 2"] and not app.warning
+    assert [m.value for m in app.markdown] == ["result for 2"]
+    assert not app.warning
     assert app.session_state["result_inputs"][0].value == 2
 
 

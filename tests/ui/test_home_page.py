@@ -28,7 +28,8 @@ def test_home_explains_the_question_and_shows_the_loaded_model(home):
     text = "\n".join(m.value for m in home.markdown)
     assert "Has this language model seen this text before?" in text
     assert "`tiny-random`" in text
-    assert "Loaded on **CPU**" in text and "context 2,048 tokens" in text
+    assert "Loaded on **CPU**" in text
+    assert "context 2,048 tokens" in text
     assert home.session_state[MODEL_KEY] == "tiny-random"
     assert home.sidebar.selectbox(key="model_picker").value == "tiny-random"
 
@@ -50,7 +51,8 @@ def test_unknown_model_shows_an_error_not_a_traceback(home, tmp_path):
     home.sidebar.text_input(key="model_picker_custom").input(str(missing)).run()
     assert not home.exception, home.exception
     assert home.session_state[MODEL_KEY] == str(missing)
-    assert home.error and str(missing) in home.error[0].value
+    assert home.error
+    assert str(missing) in home.error[0].value
 
 
 def test_model_choice_is_shared_with_the_inspect_page(home):

@@ -54,7 +54,8 @@ def test_pasted_passage_shows_curve_heatmap_and_every_score_card(page):
     figure = _figure(app)
     assert [t["mode"] for t in figure["data"]] == ["lines+markers", "lines"]
     assert figure["data"][1]["line"]["dash"] == "dash"
-    assert "ll-tok" in _heatmap(app) and "ll-colourbar" in _heatmap(app)
+    assert "ll-tok" in _heatmap(app)
+    assert "ll-colourbar" in _heatmap(app)
     labels = [m.label for m in app.metric]
     for method in default_methods():
         assert method.label in labels
@@ -67,7 +68,8 @@ def test_pasted_passage_shows_curve_heatmap_and_every_score_card(page):
     assert all(card_description(m) in captions for m in default_methods())
     summary = app.info[0].value
     # One verdict (the banner): the scores section reads the banner's comparison, never "no verdict".
-    assert summary.startswith("**The verdict's comparison:**") and "No verdict" not in summary
+    assert summary.startswith("**The verdict's comparison:**")
+    assert "No verdict" not in summary
     # The built-in examples stay as a scale line, the passage's own example (this is the fresh one) left out.
     assert any("this passage is the freshly written example, so it is not set beside itself" in c for c in captions)
     assert app.get("download_button")
@@ -85,7 +87,9 @@ def test_html_in_the_passage_is_escaped(page):
     app = _analyse(page, passage)
     heatmap = _heatmap(app)
     body = heatmap[heatmap.index('<div class="ll-heatmap">'):]
-    assert "<script" not in body and "<b>" not in body and "&amp;" in body
+    assert "<script" not in body
+    assert "<b>" not in body
+    assert "&amp;" in body
     parser = _TextAndTags()
     parser.feed(body)
     assert parser.tags == {"div", "span"}
@@ -138,7 +142,9 @@ def test_compare_two_passages_on_one_chart_with_two_score_columns(page):
     assert page.text_area(key="inspect_text_b").value == GETTYSBURG_PARAPHRASE.text
     app = _analyse(page)
     names = [t["name"] for t in _figure(app)["data"]]
-    assert names[0] == "Passage A" and names[2] == "Passage B" and len(names) == 4
+    assert names[0] == "Passage A"
+    assert names[2] == "Passage B"
+    assert len(names) == 4
     assert len(app.info) == 2  # one honest summary per passage
     assert sum(m.label == "Log-likelihood (−loss)" for m in app.metric) == 2
 
@@ -193,7 +199,8 @@ def test_results_say_which_model_made_them_after_the_picker_changes(page, tmp_pa
     # Analysing with a model that cannot load explains why, without a traceback.
     app.button(key="inspect_analyse").click().run()
     assert not app.exception, app.exception
-    assert app.error and "other-model" in app.error[0].value
+    assert app.error
+    assert "other-model" in app.error[0].value
 
 
 def test_a_finished_membership_run_can_be_picked_as_the_calibration_set(page):
@@ -209,7 +216,9 @@ def test_a_finished_membership_run_can_be_picked_as_the_calibration_set(page):
     run = run_membership_benchmark(dataset, "tiny-random", parse_methods(["loss", "zlib"]), store=ResultStore())
     page.run()
     picker = page.selectbox(key="inspect_calibration_run")
-    assert len(picker.options) == 2 and run.run_id[:8] in picker.options[1] and "tiny-random" in picker.options[1]
+    assert len(picker.options) == 2
+    assert run.run_id[:8] in picker.options[1]
+    assert "tiny-random" in picker.options[1]
     picker.set_value(run.run_id).run()
     assert not page.exception, page.exception
     app = _analyse(page, FRESH.text)
@@ -231,8 +240,10 @@ def test_a_current_result_says_what_it_was_computed_for_and_is_not_marked(page):
     app = _analyse(page, FRESH.text)
     assert stale_notes(app) == []
     caption = computed_for(app)
-    assert "model `tiny-random`" in caption and "start token `automatic`" in caption
-    assert f"passage `{' '.join(FRESH.text.split()[:8])}…" in caption and "token limit `" in caption
+    assert "model `tiny-random`" in caption
+    assert "start token `automatic`" in caption
+    assert f"passage `{' '.join(FRESH.text.split()[:8])}…" in caption
+    assert "token limit `" in caption
     assert not any("st-key-result_inspect_result" in h.proto.body for h in app.get("html"))  # not dimmed
 
 
@@ -243,7 +254,8 @@ def test_another_example_marks_the_old_summary_out_of_date_until_analyse(page):
     assert not app.exception, app.exception
     (note,) = stale_notes(app)
     assert note.startswith(f"**{STALE_HEADLINE}** The passage changed since they were computed; press **Analyse**")
-    assert "passage: `" + " ".join(FRESH.text.split()[:8]) in note and "→ now `Four score and seven" in note
+    assert "passage: `" + " ".join(FRESH.text.split()[:8]) in note
+    assert "→ now `Four score and seven" in note
     # The old sections stay, dimmed, under a caption naming the text they describe.
     assert any("st-key-result_inspect_result" in h.proto.body and "opacity" in h.proto.body for h in app.get("html"))
     assert "passage `" + " ".join(FRESH.text.split()[:8]) in computed_for(app)
@@ -286,7 +298,8 @@ def test_result_leads_with_the_passage_placed_among_fresh_passages(page):
                          "one for every week the sea stayed calm, until the count outgrew the shed.")
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
     # 30-odd tokens: too far from the shipped fresh passages' lengths (78+) to be placed among them (issue 26)
-    assert len(banners) == 1 and "no fresh passages of this length to compare with" in banners[0]
+    assert len(banners) == 1
+    assert "no fresh passages of this length to compare with" in banners[0]
     # No reading, so no chart carries one: the nearest passages come below, named for what they are (issue 26).
     assert [c.key for c in app.get("plotly_chart")][:1] == ["placement_nearest_Passage"]
     # The calibration set was scored once for this model and kept: a second passage reuses it.
@@ -313,7 +326,8 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
     deciding = placement.deciding
     finding = passage_verdict(result, 0)
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
-    assert len(banners) == 1 and f'data-level="{finding.level}"' in banners[0]
+    assert len(banners) == 1
+    assert f'data-level="{finding.level}"' in banners[0]
     assert finding.level != "inconclusive"  # 116 tokens: enough fresh passages of similar length
     # The chart under the banner: the deciding method, the same passages the banner counts.
     (chart,) = [c for c in app.get("plotly_chart") if c.key == "placement_Passage"]
@@ -332,7 +346,8 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
     shown = [m.value for m in app.markdown] + [i.value for i in app.info] + [c.value for c in app.caption]
     assert not any("No verdict" in text for text in shown)
     scale = [c.value for c in app.caption if c.value.startswith("For scale only")]
-    assert len(scale) == 1 and "this passage is the famous example (Gettysburg Address)" in scale[0]
+    assert len(scale) == 1
+    assert "this passage is the famous example (Gettysburg Address)" in scale[0]
     assert "the famous example (Gettysburg Address) 1" not in scale[0]  # never its own number as a yardstick
     # Exports: a report, and CSVs whose every row starts with the verdict, the model and the passage.
     labels = [b.proto.label for b in app.get("download_button")]
@@ -349,7 +364,8 @@ def test_a_short_passage_shows_no_slope_cards_and_a_two_token_one_no_scores_at_a
     app = _analyse(page, "The committee met on Tuesday to review the budget for the new library and agreed "
                          "to postpone the final vote until the spring meeting.")
     labels = [m.label for m in app.metric]
-    assert "Min-20%" in labels and not any(label.startswith("Slope") for label in labels)
+    assert "Min-20%" in labels
+    assert not any(label.startswith("Slope") for label in labels)
     assert any("Probability-slope scores are left out" in c.value for c in app.caption)
     app = _analyse(app, "Hello there")
     assert not app.metric

@@ -40,7 +40,8 @@ def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path
     assert delta2["Δ²"].iloc[0] == pytest.approx(0.0)  # the model is its own base
     assert len(app.get("plotly_chart")) == 3  # L bars, Δ² bars, per-problem scatter
     runs = ResultStore(store_path).list_runs(KIND)
-    assert len(runs) == 2 and all(r.finished for r in runs)  # one model x two problem sets
+    assert len(runs) == 2
+    assert all(r.finished for r in runs)  # one model x two problem sets
 
 
 def test_unpaired_run_and_bad_path_error(store_path, tmp_path, open_page):
@@ -70,7 +71,9 @@ def test_a_changed_set_or_size_marks_the_report_out_of_date(store_path, open_pag
     assert not app.exception, app.exception
     assert not app.error, [e.value for e in app.error]
     caption = computed_for(app)
-    assert "test set `builtin" in caption and "problems per set `3`" in caption and "model `tiny-random`" in caption
+    assert "test set `builtin" in caption
+    assert "problems per set `3`" in caption
+    assert "model `tiny-random`" in caption
     assert stale_notes(app) == []
     assert not app.get("multiselect")  # no list of models of its own: the sidebar's model is the tested one
     labels = [b.proto.label for b in app.get("download_button")]

@@ -21,24 +21,31 @@ def test_run_shows_distribution_summary_ranks_and_question_view(store_path, open
     assert metrics["Questions"] == "3"
     summary = app.dataframe[0].value
     assert list(summary["probe"]) == ["next_token", "completion"]
-    assert "memorization (single-choice)" in summary.columns and "mitigation" in summary.columns
+    assert "memorization (single-choice)" in summary.columns
+    assert "mitigation" in summary.columns
     questions = app.dataframe[1].value
-    assert len(questions) == 3 and "order_rank" in questions.columns
+    assert len(questions) == 3
+    assert "order_rank" in questions.columns
     assert len(app.get("plotly_chart")) == 2
     html_blocks = [h.proto.body for h in app.get("html")]
     assert any("Ground truth" in body and "mcq-probe" in body for body in html_blocks)
-    assert app.success and "3 questions measured" in app.success[0].value  # stored as it ran
+    assert app.success
+    assert "3 questions measured" in app.success[0].value  # stored as it ran
     app.radio(key="mcq_which").set_value("shuffled").run()
     assert not app.exception, app.exception
     app.button(key="mcq_run").click().run()  # the identical run again: read back, nothing recomputed
     assert not app.exception, app.exception
-    assert app.success and "Read from the store" in app.success[0].value
+    assert app.success
+    assert "Read from the store" in app.success[0].value
     assert app.dataframe[1].value.equals(questions)
     runs = ResultStore(store_path).list_runs("mcq")
     # no run ids or full paths in the main view: the benchmark is named by its file name
-    assert runs[0].run_id not in app.success[0].value and "kind mcq" not in app.success[0].value
+    assert runs[0].run_id not in app.success[0].value
+    assert "kind mcq" not in app.success[0].value
     assert all("/" not in str(name) for name in app.dataframe[0].value["benchmark"])
-    assert len(runs) == 1 and runs[0].n_done == 3 and runs[0].summary["permutation"]["n_orders"] == 24
+    assert len(runs) == 1
+    assert runs[0].n_done == 3
+    assert runs[0].summary["permutation"]["n_orders"] == 24
 
 
 def test_chinese_sample_and_bad_path(open_page):
@@ -54,7 +61,8 @@ def test_chinese_sample_and_bad_path(open_page):
     app.text_input(key="mcq_path").input("/nonexistent/exam.jsonl")
     app.button(key="mcq_run").click().run()
     assert not app.exception, app.exception
-    assert app.error and "exam.jsonl" in app.error[0].value
+    assert app.error
+    assert "exam.jsonl" in app.error[0].value
 
 
 def test_the_shipped_demo_runs_and_stores(store_path, open_page):
@@ -68,7 +76,8 @@ def test_the_shipped_demo_runs_and_stores(store_path, open_page):
     assert {m.label: m.value for m in app.metric}["Questions"] == "2"
     assert any("benchmark `demo:mcq`" in c.value for c in app.caption)
     (run,) = ResultStore(store_path).list_runs("mcq")
-    assert run.finished and run.dataset == "demo:mcq"
+    assert run.finished
+    assert run.dataset == "demo:mcq"
 
 
 
@@ -79,7 +88,8 @@ def test_committing_a_setting_never_starts_a_run_only_the_run_button_does(store_
     app.number_input(key="mcq_limit").set_value(2).run()
     app.text_input(key="mcq_otemplate").input("{letter}) {text}").run()
     assert not app.exception, app.exception
-    assert not app.metric and not app.success
+    assert not app.metric
+    assert not app.success
     assert ResultStore(store_path).list_runs("mcq") == []
     app.button(key="mcq_run").click().run()
     assert not app.exception, app.exception
@@ -94,7 +104,9 @@ def test_changed_settings_mark_the_shown_run_out_of_date(store_path, open_page):
     app.button(key="mcq_run").click().run()
     assert not app.exception, app.exception
     caption = computed_for(app)
-    assert "sample size `2`" in caption and "model `tiny-random`" in caption and "option-order test `off`" in caption
+    assert "sample size `2`" in caption
+    assert "model `tiny-random`" in caption
+    assert "option-order test `off`" in caption
     app.selectbox(key="mcq_probe").set_value("next_token").run()  # another view of the same measurements
     assert stale_notes(app) == []
     app.number_input(key="mcq_limit").set_value(40).run()
@@ -102,7 +114,8 @@ def test_changed_settings_mark_the_shown_run_out_of_date(store_path, open_page):
     (note,) = stale_notes(app)
     assert note.startswith(f"**{STALE_HEADLINE}** The sample size and the similarity threshold changed since they "
                            "were computed; press **Run**"), note
-    assert "- sample size: `2` → now `40`" in note and "- similarity threshold: `0.75` → now `0.5`" in note
+    assert "- sample size: `2` → now `40`" in note
+    assert "- similarity threshold: `0.75` → now `0.5`" in note
     assert {m.label: m.value for m in app.metric}["Questions"] == "2"  # the old run, marked, not rerun
     assert len(ResultStore(store_path).list_runs("mcq")) == 1
     labels = [b.proto.label for b in app.get("download_button")]

@@ -25,7 +25,9 @@ def test_run_on_ready_example_shows_table_and_stores_run(store_path, open_page):
     assert not app.error, [e.value for e in app.error]
 
     (run,) = ResultStore(store_path).list_runs(KIND)
-    assert run.finished and run.n_done == 12 and run.model == "tiny-random"
+    assert run.finished
+    assert run.n_done == 12
+    assert run.model == "tiny-random"
     assert run.dataset == "wikimia_length128.parquet"
     table = app.dataframe[0].value
     assert list(table["key"]) == ["loss", "zlib", "blind_baseline", "ensemble"]
@@ -58,8 +60,8 @@ def test_missing_file_and_bad_column_give_clear_errors(store_path, open_page):
 
 
 def test_demo_is_offered_and_extra_methods_show_the_passes_they_cost(store_path, open_page):
-    from core.methods.auxiliary import auxiliary_cost
     from core.methods import parse_methods
+    from core.methods.auxiliary import auxiliary_cost
 
     app = open_page(PAGE)
     assert "Famous vs fresh passages (demo)" in app.selectbox(key="mb_example").options
@@ -74,7 +76,8 @@ def test_demo_is_offered_and_extra_methods_show_the_passes_they_cost(store_path,
 def test_start_token_option_keys_a_separate_run(store_path, open_page):
     app = open_page(PAGE)
     start = app.sidebar.text_input(key="leaklens_start_token")
-    assert start.value == "" and "<|endoftext|>" in start.placeholder  # the rule's choice, shown
+    assert start.value == ""
+    assert "<|endoftext|>" in start.placeholder  # the rule's choice, shown
     app.number_input(key="mb_limit").set_value(8).run()
     app.multiselect(key="mb_methods").set_value(["loss"]).run()
     app.button(key="mb_run").click().run()
@@ -98,7 +101,8 @@ def test_result_leads_with_the_verdict_banner(store_path, open_page):
     (run,) = ResultStore(store_path).list_runs(KIND)
     finding = membership_finding(result_from_store(ResultStore(store_path), run))
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
-    assert len(banners) == 1 and f'data-level="{finding.level}"' in banners[0]
+    assert len(banners) == 1
+    assert f'data-level="{finding.level}"' in banners[0]
     # On a random model and 12 texts nothing can be concluded: the banner must not claim evidence.
     assert finding.level in ("inconclusive", "none", "confounded")
 
@@ -111,8 +115,11 @@ def test_results_name_their_inputs_and_are_marked_out_of_date_when_settings_chan
     app.button(key="mb_run").click().run()
     assert not app.exception, app.exception
     caption = computed_for(app)
-    assert "sample size `8`" in caption and "methods `loss`" in caption and "model `tiny-random`" in caption
-    assert "dataset `" in caption and "wikimia_length128.parquet`" in caption  # a path keeps its tail
+    assert "sample size `8`" in caption
+    assert "methods `loss`" in caption
+    assert "model `tiny-random`" in caption
+    assert "dataset `" in caption
+    assert "wikimia_length128.parquet`" in caption  # a path keeps its tail
     assert stale_notes(app) == []
     # The sample size back at its default (as after visiting another page) while results for 8 are shown.
     app.number_input(key="mb_limit").set_value(100).run()
@@ -161,14 +168,17 @@ def test_cancel_keeps_stored_texts_says_so_and_run_again_resumes(store_path, ope
     assert updates == [(0, 12), (1, 12), (2, 12), (3, 12), (4, 12)]  # the bar moves per text
     assert any(b.label == "Cancel" for b in app.button)  # shown while the run went
     (run,) = ResultStore(store_path).list_runs(KIND)
-    assert run.status == "interrupted" and run.n_done == 4
+    assert run.status == "interrupted"
+    assert run.n_done == 4
 
     monkeypatch.setattr(ui.common, "streamlit_progress", real_progress)
     app.run()  # the rerun Streamlit makes after the click that stopped it
     assert not app.exception, app.exception
     notes = [w.value for w in app.warning if w.value.startswith("Cancelled")]
-    assert notes and notes[0].startswith("Cancelled after 4 of 12 texts; run again to continue where it stopped.")
-    assert "Results page" in notes[0] and run.run_id not in notes[0]  # no run ids in the main view
+    assert notes
+    assert notes[0].startswith("Cancelled after 4 of 12 texts; run again to continue where it stopped.")
+    assert "Results page" in notes[0]
+    assert run.run_id not in notes[0]  # no run ids in the main view
     assert not app.dataframe  # no result pretends the run finished
     app.multiselect(key="mb_methods").set_value(["loss", "zlib"]).run()  # other clicks keep the note
     assert any(w.value.startswith("Cancelled after 4 of 12") for w in app.warning)
@@ -178,5 +188,6 @@ def test_cancel_keeps_stored_texts_says_so_and_run_again_resumes(store_path, ope
     assert not any(w.value.startswith("Cancelled") for w in app.warning)
     assert any("8 texts scored" in c.value for c in app.caption)  # only the rest was scored
     (run,) = ResultStore(store_path).list_runs(KIND)
-    assert run.finished and run.n_done == 12
+    assert run.finished
+    assert run.n_done == 12
     assert not any(b.label == "Cancel" for b in app.button)

@@ -56,7 +56,8 @@ def test_build_search_and_highlight(page, tmp_path):
     assert page.multiselect(key="overlap_indexes").value == ["plain"]
     page.run()
     table = page.dataframe[0].value
-    assert list(table["name"]) == ["plain"] and int(table["documents"][0]) > 170
+    assert list(table["name"]) == ["plain"]
+    assert int(table["documents"][0]) > 170
 
     page.radio(key="overlap_test_source").set_value("Local path").run()
     page.text_input(key="overlap_test_path").input(str(corpus.test_path))
@@ -71,7 +72,8 @@ def test_build_search_and_highlight(page, tmp_path):
     assert len(page.get("plotly_chart")) == 1
     body = _html(page)
     assert body.count("<mark class=\"ll-match\">") >= 2 * (len(corpus.exact_in_plain) + 1)
-    assert "&lt;script&gt;alert" in body and "<script>alert" not in body
+    assert "&lt;script&gt;alert" in body
+    assert "<script>alert" not in body
     assert any("removed" in m.value for m in page.markdown)
     assert len(page.get("download_button")) >= 3
 
@@ -89,7 +91,8 @@ def test_errors_are_messages(page, tmp_path):
     page.text_input(key="overlap_text_field").input("body")
     _click(page, "Build index")
     assert not page.exception
-    assert "no field 'body'" in page.error[0].value and "'source'" in page.error[0].value
+    assert "no field 'body'" in page.error[0].value
+    assert "'source'" in page.error[0].value
 
     page.radio(key="overlap_backend").set_value("elasticsearch").run()
     page.text_input(key="overlap_es_url").input("http://127.0.0.1:9").run()
@@ -115,14 +118,16 @@ def test_ready_examples_build_and_search_the_demo_without_typing_a_path(page, tm
     report = page.dataframe[0].value
     assert list(report.columns) == ["eval_dataset", "demo"]
     assert 0.0 < float(report["demo"][0]) < 1.0  # some items copied, some fresh
-    assert "<b>test-" in _html(page) and "<mark class=\"ll-match\">" in _html(page)
+    assert "<b>test-" in _html(page)
+    assert "<mark class=\"ll-match\">" in _html(page)
     # Result first: the search's verdict leads (the build's note has made way for it), under a heading naming
     # the data by its title; the downloads are named for what they hold, and each CSV row starts with the verdict.
     assert not page.success
     assert page.subheader[0].value == "Test set with planted copies (demo) searched in demo"
     labels = [b.proto.label for b in page.get("download_button")]
     assert labels[:3] == ["Report (HTML)", "Overlap per test set and index (CSV)", "Overlap per test item (CSV)"]
-    assert all(label.endswith("(JSONL)") for label in labels[3:]) and len(labels) == 4
+    assert all(label.endswith("(JSONL)") for label in labels[3:])
+    assert len(labels) == 4
     from core.overlap.finding import overlap_finding
     from core.viz.csv_export import result_csv
     from ui.overlap import item_rows, pair_rows
@@ -133,9 +138,12 @@ def test_ready_examples_build_and_search_the_demo_without_typing_a_path(page, tm
     header, row = csv_text.splitlines()
     assert header == ("verdict,verdict_headline,model,data,test_set,training_set,items,items_matched,share_matched,"
                       "mean_overlap")
-    assert row.startswith(f"{finding.level},") and ",no model (text search),Test set with planted" in row
+    assert row.startswith(f"{finding.level},")
+    assert ",no model (text search),Test set with planted" in row
     items = item_rows(shown.outcome)
-    assert len(items) == 20 and items[0]["overlap"] == 1.0 and items[-1]["overlap"] == 0.0
+    assert len(items) == 20
+    assert items[0]["overlap"] == 1.0
+    assert items[-1]["overlap"] == 0.0
 
 
 def test_no_training_set_is_a_message(page):
@@ -157,7 +165,9 @@ def test_results_are_marked_out_of_date_when_a_setting_or_the_index_changes(page
     _click(page, "Search")
     assert not page.exception, page.exception
     caption = computed_for(page)
-    assert "indexes `demo`" in caption and "test set `demo:" in caption and "id field `id`" in caption
+    assert "indexes `demo`" in caption
+    assert "test set `demo:" in caption
+    assert "id field `id`" in caption
     assert stale_notes(page) == []
     page.number_input(key="overlap_ngram").set_value(DEFAULT_NGRAM_SIZE + 2).run()
     (note,) = stale_notes(page)
@@ -191,6 +201,9 @@ def test_item_chart_has_a_bar_per_item_most_overlap_first_and_a_curve_for_large_
         return [Match("test", f"q{i}", "text", "idx", "train", i / n, i / n, None) for i in range(n)]
 
     (bars,) = item_overlap_chart(matches(20)).data
-    assert bars.type == "bar" and list(bars.x)[:2] == ["q19", "q18"] and bars.y[0] == 0.95
+    assert bars.type == "bar"
+    assert list(bars.x)[:2] == ["q19", "q18"]
+    assert bars.y[0] == 0.95
     (curve,) = item_overlap_chart(matches(MAX_ITEM_BARS + 1)).data
-    assert curve.type == "scatter" and list(curve.y) == sorted(curve.y, reverse=True)
+    assert curve.type == "scatter"
+    assert list(curve.y) == sorted(curve.y, reverse=True)

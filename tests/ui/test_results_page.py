@@ -93,7 +93,8 @@ def test_results_page_shows_runs_heatmap_roc_and_exports(filled_store, monkeypat
     assert heatmap["y"][-1].startswith("Blind baseline")
     roc = _figure(app, "results_roc")["data"]
     assert any(t["name"].startswith("Blind baseline") for t in roc)
-    assert any(t["name"].startswith("Log-likelihood") for t in roc) and any(t["name"].startswith("zlib") for t in roc)
+    assert any(t["name"].startswith("Log-likelihood") for t in roc)
+    assert any(t["name"].startswith("zlib") for t in roc)
     assert _download_labels(app) == ["Report of this run (HTML)", "AUROC per detector (CSV)",
                                      "Report of the 2 listed runs (HTML)", "AUROC of the listed membership runs (CSV)"]
     assert len(_cards(app)) == 2  # the two finished runs; the unfinished ones are in the table
@@ -105,7 +106,8 @@ def test_model_filter_and_empty_store(filled_store, monkeypatch, tmp_path):
     assert not app.exception
     assert list(_runs_table(app)["model"]) == ["other-model"]
     assert any("No finished run matches the filters" in i.value for i in app.info)
-    assert _cards(app) == [] and _banners(app) == []
+    assert _cards(app) == []
+    assert _banners(app) == []
     assert all(b.proto.disabled for b in app.get("download_button"))
 
     empty = _page(tmp_path / "empty.sqlite", monkeypatch)
@@ -136,7 +138,9 @@ def test_the_most_recent_run_opens_first_and_a_card_opens_another(filled_store, 
     assert html.escape(membership_finding(result_from_store(store, newest)).headline) in banner
     assert any("the most recent run" in c.value for c in app.caption)
     cards = _cards(app)
-    assert newest.run_id in cards[0] and "shown above" in cards[0] and older.run_id in cards[1]
+    assert newest.run_id in cards[0]
+    assert "shown above" in cards[0]
+    assert older.run_id in cards[1]
     assert [b.key for b in app.button if b.key.startswith("results_open_")] == [f"results_open_{older.run_id}"]
 
     app.button(key=f"results_open_{older.run_id}").click().run()
@@ -149,7 +153,8 @@ def test_the_most_recent_run_opens_first_and_a_card_opens_another(filled_store, 
     assert app.multiselect(key="results_kinds").options == ["Membership benchmark"]  # kinds with a finished run
     app.multiselect(key="results_kinds").set_value(["mia"]).run()  # the chosen run is still listed: still open
     assert not app.exception, app.exception
-    assert len(_cards(app)) == 2 and "shown above" in _cards(app)[1]
+    assert len(_cards(app)) == 2
+    assert "shown above" in _cards(app)[1]
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +186,8 @@ def test_an_mcq_run_opens_from_the_store_with_its_finding_and_charts(mixed_store
 
     app = _page(mixed_store, monkeypatch)
     runs = _runs_table(app)
-    assert len(runs) == 3 and "run id" not in runs.columns  # two loss-delta sets of one model: one row
+    assert len(runs) == 3
+    assert "run id" not in runs.columns  # two loss-delta sets of one model: one row
     assert list(runs[runs["kind"] == "delta"]["dataset"]) == ["HumanEval vs reference"]
 
     # The most recent run was stored without its options: it says what to do instead of failing.
@@ -192,7 +198,8 @@ def test_an_mcq_run_opens_from_the_store_with_its_finding_and_charts(mixed_store
     assert not app.exception, app.exception
     report = mcq_report_from_run(store, run)
     banners = _banners(app)
-    assert len(banners) == 1 and html.escape(mcq_finding(report).headline) in banners[0]
+    assert len(banners) == 1
+    assert html.escape(mcq_finding(report).headline) in banners[0]
     completion = _figure(app, "results_mcq_completion")["data"]
     assert completion[0]["y"] == list(report.original.summary("completion").distribution)
     _figure(app, "results_mcq_next")
@@ -208,8 +215,10 @@ def test_an_mcq_run_opens_from_the_store_with_its_finding_and_charts(mixed_store
 def test_loss_delta_runs_are_listed_per_model_with_a_note(mixed_store, monkeypatch):
     app = _page(mixed_store, monkeypatch)
     table = _table(app, "benchmark set")
-    assert list(table["model"]) == ["tiny-random"] and list(table["benchmark set"]) == ["HumanEval"]
-    assert list(table["benchmark mean loss"]) == [1.5] and list(table["reference mean loss"]) == [4.0]
+    assert list(table["model"]) == ["tiny-random"]
+    assert list(table["benchmark set"]) == ["HumanEval"]
+    assert list(table["benchmark mean loss"]) == [1.5]
+    assert list(table["reference mean loss"]) == [4.0]
     assert list(table["reference n"]) == [2]
     assert any("running the test again" in c.value for c in app.caption)
     details = _table(app, "run id")
@@ -230,9 +239,11 @@ def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_p
     app = _page(path, monkeypatch)
     assert app.subheader[0].value.startswith("LeakLens built-in reference vs fresh set")
     banners = _banners(app)
-    assert len(banners) == 1 and html.escape(leakage_finding(report).headline) in banners[0]
+    assert len(banners) == 1
+    assert html.escape(leakage_finding(report).headline) in banners[0]
     bars = _figure(app, "results_delta_bars")["data"]
-    assert bars and not app.info
+    assert bars
+    assert not app.info
     assert list(_table(app, "L_test")["Δ"]) == pytest.approx([report.models[0].stats.delta])
     assert len(_cards(app)) == 1  # the comparison; its problem sets are parts of it
     assert _download_labels(app) == ["Report of this run (HTML)", "Loss delta per model (CSV)",
@@ -253,11 +264,13 @@ def test_a_stored_dataset_inference_opens_with_its_finding_and_exports(tmp_path,
                                       load_model=lambda spec: tiny_lm)
     app = _page(path, monkeypatch)
     banners = _banners(app)
-    assert len(banners) == 1 and html.escape(inference.finding.headline) in banners[0]
+    assert len(banners) == 1
+    assert html.escape(inference.finding.headline) in banners[0]
     _figure(app, "results_inference_scores")
     _figure(app, "results_inference_weights")
     # Its scores are a membership run in the store, but part of this run: one card, no heatmap, one report section.
-    assert len(_cards(app)) == 1 and "Dataset inference" in _cards(app)[0]
+    assert len(_cards(app)) == 1
+    assert "Dataset inference" in _cards(app)[0]
     assert not [c for c in app.get("plotly_chart") if "results_heatmap" in c.proto.id]
     assert "Report of the listed run (HTML)" in _download_labels(app)
     assert len(_runs_table(app)) == 1

@@ -3,17 +3,17 @@
 Every LeakLens index is an alias ``leaklens-<name>`` over one physical index ``leaklens-<name>.<build id>``
 (indexes built before aliases are a physical index ``leaklens-<name>``; both are read). A build fills a new
 physical index, marks it ``complete`` in its ``_meta`` and only then moves the alias and deletes what it
-replaces, so a failed ``--overwrite`` keeps the old index and a build cut off by a stopped server is
-listed as incomplete rather than searched. The mapping is explicit: ``grams`` holds the 64-bit hash of
-each distinct word n-gram of the index's n-gram size (``gram_hash``, the embedded index's key), so one
-``terms`` query per test instance finds every document sharing one of its n-grams. It is a ``long`` field:
-Lucene looks a set of numbers up in one pass over its point tree, which measured about 4.5x faster than the
-same set as keyword terms (one term-dictionary seek each) on ES 7.9.2. ``tokens`` holds the document's word tokens
+replaces, so a failed ``--overwrite`` keeps the old index and a build cut off by a stopped server is listed as
+incomplete rather than searched. The mapping is explicit: ``grams`` holds the 64-bit hash of each distinct
+word n-gram of the index's n-gram size (``gram_hash``, the embedded index's key), so one ``terms`` query per
+test instance finds every document sharing one of its n-grams. It is a ``long`` field: Lucene looks a set of
+numbers up in one pass over its point tree, where keyword terms would cost one term-dictionary seek each (the
+difference is measured in docs/benchmarks.md, Overlap search). ``tokens`` holds the document's word tokens
 joined by spaces under the whitespace analyzer, so ``match_phrase`` sees exactly the tokens
-``core.overlap.tokenize`` produces: it serves other n-gram sizes, instances shorter than the n-gram size,
-and indexes built before ``grams`` existed. Vectors: ES 8.4+ has ``dense_vector`` + ``knn``; older servers
-(the 7.x OSS build, 8.0-8.3) store vectors in a non-indexed object scored exactly with ``script_score``
-over ``params._source``. Credentials come from the environment and are never shown.
+``core.overlap.tokenize`` produces: it serves other n-gram sizes, instances shorter than the n-gram size, and
+indexes built before ``grams`` existed. Vectors: ES 8.4+ has ``dense_vector`` + ``knn``; older servers (the
+7.x OSS build, 8.0-8.3) store vectors in a non-indexed object scored exactly with ``script_score`` over
+``params._source``. Credentials come from the environment and are never shown.
 """
 
 from __future__ import annotations
@@ -781,8 +781,8 @@ class _ElasticWriter(IndexWriter):
 
     def _merge(self) -> None:
         """Merge the finished index into one segment per shard: it is never written again, and each n-gram
-        lookup costs one seek per segment (on 100k documents, searches ran about 1.8x faster for a merge
-        that took 2 s). A merge that outlasts the wait goes on in the background; the index is complete."""
+        lookup costs one seek per segment, so a short merge buys faster searches (docs/benchmarks.md, Overlap
+        search). A merge that outlasts the wait goes on in the background; the index is complete."""
         es = _client_module()
         client = self.backend.client
         try:

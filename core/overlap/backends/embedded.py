@@ -7,7 +7,7 @@ an index is never left half-built under its name; folders of builds whose proces
 next build of that name. Lookups are exact:
 every document sharing an n-gram with a query is a candidate, and vector search compares against every
 document. SQLite and numpy ship with Python's scientific stack, keep one file per index, and need no
-service; see the README for the measured speed.
+service; their measured speed against Elasticsearch is in docs/benchmarks.md (Overlap search).
 """
 
 from __future__ import annotations

@@ -15,27 +15,13 @@ from collections.abc import Collection, Iterator, Sequence
 from itertools import zip_longest
 from typing import Any
 
+from core.results.kinds import KINDS, STORY_KINDS, kind_label
 from core.store.results import FINISHED, INTERRUPTED, RUNNING, RunInfo
 
-KIND_LABELS = {
-    "mia": "Membership benchmark",
-    "mcq": "Multiple choice",
-    "delta": "Loss delta",
-    "delta-comparison": "Loss-delta comparison",
-    "dataset-inference": "Dataset inference",
-    "calibration": "Calibration",
-}
-DELTA_KIND = "delta"
-DELTA_ROLES = {"test": "benchmark", "reference": "reference"}
-STORY_KINDS = ("mia", "mcq", "delta-comparison", "dataset-inference")
-"""Kinds whose finished run ends in a verdict of its own: a story on the Results page and in the report."""
 PART_LINKS = ("scores_run", "set_runs")
 """Key fields by which a run names the runs it is built from (dataset inference, loss-delta comparison)."""
-
-
-def kind_label(kind: str) -> str:
-    """The test's name in words (unknown kinds as stored)."""
-    return KIND_LABELS.get(kind, kind)
+PER_MODEL_KINDS = frozenset(kind.name for kind in KINDS if kind.listed_per_model)
+"""Kinds listed one row per model, their sets joined (a model's loss-delta problem sets)."""
 
 
 def _group_status(runs: Sequence[RunInfo]) -> str:
@@ -157,10 +143,10 @@ def run_table(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
         if run.run_id in parts:
             inner.setdefault(parts[run.run_id], []).append(run)
     runs = [r for r in runs if r.run_id not in parts]
-    delta_groups = _by_model([r for r in runs if r.kind == DELTA_KIND])
+    delta_groups = _by_model([r for r in runs if r.kind in PER_MODEL_KINDS])
     placed: set[str] = set()
     for run in runs:
-        if run.kind != DELTA_KIND:
+        if run.kind not in PER_MODEL_KINDS:
             row = _row(run.kind, run.dataset, run.model, [run])
             if not run.n_total and inner.get(run.run_id):
                 row["done"] = sum(r.n_done for r in inner[run.run_id])
@@ -173,7 +159,7 @@ def run_table(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
             names = [*dict.fromkeys(r.dataset for r in tests)]
             ref_names = [*dict.fromkeys(r.dataset for r in refs)]
             dataset = " + ".join(names) + (" vs " + " + ".join(ref_names) if ref_names else "")
-            rows.append(_row(DELTA_KIND, dataset, run.model, delta_groups[run.model]))
+            rows.append(_row(run.kind, dataset, run.model, delta_groups[run.model]))
     return rows
 
 
@@ -183,7 +169,7 @@ def delta_table(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
     Mean loss is the mean solution loss over the set's problems; None while the run is unfinished.
     """
     rows = []
-    for model, group in _by_model([r for r in runs if r.kind == DELTA_KIND]).items():
+    for model, group in _by_model([r for r in runs if r.kind in PER_MODEL_KINDS]).items():
         tests, refs = _delta_sets(group)
         for test, ref in zip_longest(tests, refs):
             rows.append({
