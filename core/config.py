@@ -41,3 +41,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 """The checkout: ``core/`` sits directly below it."""
 ASSETS_DIR = PROJECT_ROOT / "assets"
 """Files shipped with the project: the reference problem set, demo data, logos."""
+SHARED_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
+"""Sample datasets kept beside the checkout when it has them (WikiMIA, BookTection, MMLU samples): offered as
+ready examples where present, never required."""

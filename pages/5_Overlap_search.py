@@ -7,18 +7,27 @@ import os
 
 import streamlit as st
 
-from core.data.demo import dataset_label, is_demo_source
 from core.errors import DataError, LeakLensError
 from core.overlap.backends import get_backend
 from core.overlap.indexing import DEFAULT_NGRAM_SIZE, build_index
 from core.overlap.matching import DEFAULT_SEARCH_SIZE, SearchSettings
 from core.overlap.run import results_dir, run_search
-from core.overlap.sources import keep_upload, load_eval_set, skipped_note, training_sources
+from core.overlap.sources import skipped_note, training_sources
 from ui.common import streamlit_progress
-from ui.dataset_picker import DatasetChoice, dataset_picker, demo_examples
+from ui.dataset_picker import dataset_picker, demo_examples
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
-from ui.overlap import BuiltIndex, ShownSearch, built_note, index_table, indexes_input, search_results
+from ui.overlap import (
+    BuiltIndex,
+    ShownSearch,
+    built_note,
+    eval_set_label,
+    index_table,
+    indexes_input,
+    load_test_set,
+    search_results,
+    training_datasets,
+)
 
 # (Comments, not docstrings: a bare string in a page script is drawn on the page.)
 RESULT_KEY = "overlap_result"
@@ -38,19 +47,6 @@ PRESENT_INTRO = (
 )
 frame = result_first_page("Overlap search", INTRO, has_result=RESULT_KEY in st.session_state,
                           present_intro=PRESENT_INTRO)
-
-
-def _datasets(choice: DatasetChoice | None) -> list[str]:
-    """The training sets as paths or ids; an upload is kept on disk, where decontamination re-reads it."""
-    if choice is None:
-        return []
-    return [keep_upload(choice.data, choice.source)] if choice.is_upload else choice.sources
-
-
-def _data_label(choice: DatasetChoice) -> str:
-    """The test set as people call it: a demo by its title, else its file name or hub id."""
-    return dataset_label(choice.source) if is_demo_source(choice.source) else choice.brief
-
 
 with frame.setup:
     backend_kind = st.radio("Backend", ["embedded", "elasticsearch"], key="overlap_backend", horizontal=True,
@@ -113,7 +109,7 @@ with frame.setup:
                 slot = st.empty()
                 try:
                     sources = training_sources(
-                        _datasets(train), text_field=text_field, messages_field=messages_field,
+                        training_datasets(train), text_field=text_field, messages_field=messages_field,
                         query_filter=query_filter, query_field=query_field, split=train.split if train else None,
                         config=train.config if train else None, mixer_config=mixer,
                     )
@@ -187,14 +183,11 @@ with frame.result:
                 raise DataError("Give a test set: a ready example, an upload, a file path or a hub dataset id.")
             settings = SearchSettings(mode=mode, ngram_size=int(n), match_threshold=threshold,
                                       search_size=int(search_size))
-            # A demo is named by its title in the verdict; other sets keep their file name or hub id.
-            test_set = load_eval_set(test.source, field.strip() or None, id_field=id_field.strip() or None,
-                                     split=test.split, config=test.config, data=test.data,
-                                     name=dataset_label(test.source) if is_demo_source(test.source) else None)
+            test_set = load_test_set(test, field.strip() or None, id_field.strip() or None)
             outcome = run_search(backend, chosen, [test_set], settings, results_dir(), clean=clean,
                                  progress=streamlit_progress("Searching test instances"))
             models = sorted({i.model for i in infos if i.name in chosen and i.model})
-            shown_search = ShownSearch(outcome, _data_label(test), tuple(chosen),
+            shown_search = ShownSearch(outcome, eval_set_label(test), tuple(chosen),
                                        ", ".join(models) or "no model (text search)")
             st.session_state.pop(BUILD_KEY, None)  # the verdict is now the page's news
             finish_run(RESULT_KEY, shown_search, inputs)

@@ -326,3 +326,12 @@ def test_gettysburg_stands_out_from_fresh_text_and_the_fresh_example_does_not(tm
     assert placement_finding(placed_famous).level in ("strong", "moderate", "weak")
     assert placement_finding(placed_fresh).level == "none"
     assert math.isfinite(placed_famous.method("loss").score)
+
+
+def test_a_passage_between_the_margin_and_weak_still_has_its_yardstick():
+    from core.membership.passage_finding import has_yardstick
+
+    placement = _placed(30, 200)  # 85th percentile: inconclusive, but read against 200 passages of its length
+    assert placement_finding(placement).level == "inconclusive"
+    assert has_yardstick(placement)
+    assert not has_yardstick(_placed(0, 200, widened=True))

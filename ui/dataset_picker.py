@@ -1,15 +1,17 @@
 """The one dataset picker of every page: a ready example, an uploaded file, a local path or a hub dataset id.
 
 Pages differ only in their ready examples and in how they load the choice, so the widget returns a
-small ``DatasetChoice`` and leaves loading to ``core``. Each page lists its shipped demo data
-(``demo:NAME``) among the ready examples, so a fresh clone has something that runs offline.
+small ``DatasetChoice`` and leaves loading to ``core``, whose loaders share one shape (``load_choice``).
+Each page lists its shipped demo data (``demo:NAME``) among the ready examples, so a fresh clone has
+something that runs offline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -18,6 +20,8 @@ from core.data.tables import display_name, is_local_source
 
 READY, UPLOAD, PATH, HUB = "Ready example", "Upload a file", "Local path", "Hub dataset id"
 UPLOAD_TYPES = ["csv", "tsv", "jsonl", "json", "parquet"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,16 @@ class DatasetChoice:
     def sources(self) -> list[str]:
         """The comma-separated sources typed into a picker that takes several (``several=True``)."""
         return [s.strip() for s in self.source.split(",") if s.strip()]
+
+
+def load_choice(loader: Callable[..., T], choice: DatasetChoice, **options: Any) -> T:
+    """``loader(choice.source, data=choice.data, split=choice.split, config=choice.config, **options)``.
+
+    Every ``core`` loader of a picked dataset has this one shape (``load_labelled_dataset``, ``load_problem_set``,
+    ``load_mcq``, ``load_text_set``): a demo, a file, a hub id or an upload (``data``, with ``source`` its file
+    name), then the loader's own columns and limit in ``options``.
+    """
+    return loader(choice.source, data=choice.data, split=choice.split, config=choice.config, **options)
 
 
 def demo_examples(task: str) -> list[ReadyExample]:

@@ -37,7 +37,13 @@ from core.membership.inspection import (
     inspect_passages,
     reference_points,
 )
-from core.membership.passage_finding import MethodPlacement, PassagePlacement, place_passage, placement_finding
+from core.membership.passage_finding import (
+    MethodPlacement,
+    PassagePlacement,
+    has_yardstick,
+    place_passage,
+    placement_finding,
+)
 from core.membership.summary import (
     MIN_SLOPE_TOKENS,
     Calibration,
@@ -259,16 +265,16 @@ def passage_verdict(result: InspectResult, index: int) -> Finding:
     )
 
 
-def comparable(placement: PassagePlacement | None, finding: Finding) -> bool:
+def comparable(placement: PassagePlacement | None) -> bool:
     """True when the comparison carries a reading (enough fresh passages of similar length, enough tokens)."""
-    return placement is not None and finding.level != "inconclusive"
+    return placement is not None and has_yardstick(placement)
 
 
 def _set_label(placement: PassagePlacement, finding: Finding) -> str:
     """The comparison set as the verdict names it: passages of similar length, or only the nearest in length."""
     low, high = placement.token_range
     lengths = f"{low} tokens" if low == high else f"{low}–{high} tokens"
-    if comparable(placement, finding):
+    if comparable(placement):
         return f"freshly written passages of {lengths}"
     return f"freshly written passages nearest in length ({lengths})"
 
@@ -303,7 +309,7 @@ def render_verdicts(result: InspectResult) -> list[Finding]:
         if len(result.passages) > 1:
             st.markdown(f"**{passage.name}**")
         finding_banner(finding)
-        if placement is not None and comparable(placement, finding):
+        if placement is not None and comparable(placement):
             _strip(placement, placement.deciding, finding, _chart_name(result, passage),
                    f"placement_{_slug(passage.name)}")
     return findings
@@ -325,7 +331,7 @@ def render_comparison_details(result: InspectResult, findings: list[Finding]) ->
         others = [m for m in placement.methods if m is not deciding]
         prefix = f"{passage.name}: the" if len(result.passages) > 1 else "The"
         name = _chart_name(result, passage)
-        if not comparable(placement, finding):
+        if not comparable(placement):
             if too_short(placement.n_tokens):
                 continue
             st.caption(f"{prefix} freshly written passages nearest in length, by {deciding.label}. They are "
@@ -368,7 +374,7 @@ def placement_summary(passage: InspectedPassage, placement: PassagePlacement | N
     if placement is None or too_short(n_tokens):
         return honest_summary(perplexity, references, model, text=text, n_tokens=n_tokens)
     low, high = placement.token_range
-    if not comparable(placement, finding):
+    if not comparable(placement):
         return (f"**No freshly written passages of this length to compare with**, so no reading (see the verdict "
                 f"above). This passage has {n_tokens} tokens and perplexity {format_perplexity(perplexity)} under "
                 f"`{model}`; the nearest fresh passages are {low}–{high} tokens long.")

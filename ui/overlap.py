@@ -14,17 +14,19 @@ from pathlib import Path
 
 import streamlit as st
 
+from core.data.demo import dataset_label, is_demo_source
 from core.data.tables import SkippedRow
 from core.overlap.backends.base import IndexInfo
 from core.overlap.finding import overlap_finding
 from core.overlap.matching import Match
 from core.overlap.report import column_names, safe_name
 from core.overlap.run import SearchOutcome, match_location
-from core.overlap.sources import skipped_note
+from core.overlap.sources import EvalSet, keep_upload, load_eval_set, skipped_note
 from core.stats.finding import Finding
 from core.viz.csv_export import result_csv
 from core.viz.overlap_plots import contamination_heatmap, highlighted_html, item_overlap_chart
 from core.viz.report import overlap_report
+from ui.dataset_picker import DatasetChoice
 from ui.finding import finding_banner
 from ui.freshness import Input, brief
 from ui.layout import controls, details
@@ -35,6 +37,25 @@ STYLE = """<style>
 .ll-pair div {border:1px solid #ddd; border-radius:6px; padding:8px; white-space:pre-wrap; font-size:0.9rem}
 mark.ll-match {background:#cfe3f6; padding:0 1px; border-radius:2px}
 </style>"""
+
+
+def training_datasets(choice: DatasetChoice | None) -> list[str]:
+    """The training sets as paths or ids; an upload is kept on disk, where decontamination re-reads it."""
+    if choice is None:
+        return []
+    return [keep_upload(choice.data, choice.source)] if choice.data is not None else choice.sources
+
+
+def eval_set_label(choice: DatasetChoice) -> str:
+    """The test set as people call it: a demo by its title, else its file name or hub id."""
+    return dataset_label(choice.source) if is_demo_source(choice.source) else choice.brief
+
+
+def load_test_set(choice: DatasetChoice, field_name: str | None, id_field: str | None) -> EvalSet:
+    """The picked test set; a demo is named by its title in the verdict, other sets keep their file name or hub
+    id."""
+    return load_eval_set(choice.source, field_name, id_field=id_field, split=choice.split, config=choice.config,
+                         data=choice.data, name=dataset_label(choice.source) if is_demo_source(choice.source) else None)
 
 
 def warn_skipped(name: str, skipped: Sequence[SkippedRow]) -> None:

@@ -7,6 +7,7 @@ import math
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 
 from core.cli.common import (
     add_column,
@@ -67,7 +68,8 @@ def requests_from_args(models: list[str], bases: list[str] | None) -> list:
             f"Give one --base-model per --model ({len(models)} models, {len(bases)} base models); "
             "use 'none' for a model without a base."
         )
-    pairs = zip(models, bases or [None] * len(models))
+    padded: Sequence[str | None] = bases or [None] * len(models)
+    pairs = zip(models, padded)
     return [ModelRequest(m.strip(), None if not b or b.strip().lower() == "none" else b.strip()) for m, b in pairs]
 
 

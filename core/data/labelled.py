@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from core.config import PROJECT_ROOT
+from core.config import SHARED_DATA_DIR
 from core.data.fingerprint import fingerprint_rows
-from core.data.tables import SkippedRow, Table, load_rows, skipped_summary
+from core.data.tables import SkippedRow, Table, load_rows, load_uploaded, skipped_summary
 from core.data.text import unicode_problem
 from core.errors import DataError
 
@@ -26,8 +26,6 @@ LABEL_COLUMN_NAMES = ("label", "Label", "labels", "is_member", "member", "member
 ID_COLUMN_NAMES = ("id", "ID", "Id", "uid", "sample_id")
 """An id column is used only when its values are unique among the kept rows (BookTection's ``ID`` is a
 book title shared by several passages, so there the row index is used instead)."""
-
-SHARED_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
 
 
 class KnownDataset(NamedTuple):
@@ -155,6 +153,7 @@ def _listing(columns: list[str]) -> str:
 def load_labelled_dataset(
     source: str,
     *,
+    data: bytes | None = None,
     split: str | None = None,
     config: str | None = None,
     text_col: str | None = None,
@@ -163,12 +162,13 @@ def load_labelled_dataset(
     seed: int = 0,
     sample: bool = True,
 ) -> LabelledDataset:
-    """Load a demo, a local file or a hub dataset id and validate it as labelled membership data.
+    """Load a demo, a local file, a hub dataset id or an upload's ``data`` (``source`` is then its file name)
+    and validate it as labelled membership data: one call whichever way the user gave it.
 
     ``limit`` keeps that many rows: with ``sample`` a seeded sample with both classes in their original
     proportions, otherwise the first ``limit`` usable rows.
     """
-    table = load_rows(source, split=split, config=config)
+    table = load_uploaded(data, source) if data is not None else load_rows(source, split=split, config=config)
     return labelled_from_table(table, text_col=text_col, label_col=label_col, limit=limit, seed=seed, sample=sample)
 
 

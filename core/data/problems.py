@@ -66,6 +66,7 @@ class ProblemSet:
 def load_problem_set(
     source: str,
     *,
+    data: bytes | None = None,
     id_column: str | None = None,
     prompt_column: str | None = None,
     solution_column: str | None = None,
@@ -73,7 +74,8 @@ def load_problem_set(
     config: str | None = None,
     limit: int | None = None,
 ) -> ProblemSet:
-    """``humaneval``, ``builtin``, a local file or a hub dataset id (columns auto-detected or named).
+    """``humaneval``, ``builtin``, a local file, a hub dataset id or an upload's ``data`` (``source`` is then its
+    file name), columns auto-detected or named: one call whichever way the user gave it.
 
     ``split`` / ``config`` reach a hub dataset only: the delta command's one ``--split`` serves both its
     sets, so a file beside a hub set ignores it; whether the flag applies to any set is for the command
@@ -82,6 +84,10 @@ def load_problem_set(
     source = (source or "").strip()
     if limit is not None and limit < 1:
         raise DataError(f"limit must be at least 1, got {limit}.")
+    if data is not None:
+        uploaded = load_uploaded_problems(data, source, id_column=id_column, prompt_column=prompt_column,
+                                          solution_column=solution_column)
+        return _limited(uploaded, limit)
     if source.lower() == HUMANEVAL:
         return humaneval_problems(limit=limit)
     if source.lower() == BUILTIN:

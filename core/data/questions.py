@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.data.tables import SkippedRow, Table, display_name, load_rows, skipped_summary
+from core.data.tables import SkippedRow, Table, display_name, load_rows, load_uploaded, skipped_summary
 from core.errors import DataError
 from core.files.outputs import write_atomic
 
@@ -137,13 +137,15 @@ class PromptLayout:
 def load_mcq(
     source: str,
     *,
+    data: bytes | None = None,
     split: str | None = None,
     config: str | None = None,
     limit: int | None = None,
     columns: MCQColumns | None = None,
 ) -> MCQDataset:
-    """Load a benchmark; rows with a missing question or option are skipped and reported, never guessed."""
-    table = load_rows(source, split=split, config=config)
+    """Load a benchmark from a demo, a file, a hub dataset id or an upload's ``data`` (``source`` is then its file
+    name); rows with a missing question or option are skipped and reported, never guessed."""
+    table = load_uploaded(data, source) if data is not None else load_rows(source, split=split, config=config)
     return questions_from_table(table, columns=columns, limit=limit)
 
 
@@ -326,7 +328,7 @@ def _letters(text: str, options: Sequence[str], outside: _AnswerError) -> str | 
         read = [_labelled_letter(line.strip(), options, outside) for line in text.splitlines() if line.strip()]
         if None in read:
             return None
-        found = set(read)
+        found = {letter for letter in read if letter is not None}  # all of them, after the check above
     else:
         bare = [_BARE_LETTER.fullmatch(piece) for piece in re.split(_SEPARATORS, text) if piece]
         if bare and all(bare):  # "B", "b", "B.", "(B)", "A、C、D", "A, C"

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.data.labelled import detect_text_column, parse_label
-from core.data.tables import SkippedRow, Table, display_name, is_local_source, load_rows, skipped_summary
+from core.data.tables import (
+    SkippedRow,
+    Table,
+    display_name,
+    is_local_source,
+    load_rows,
+    load_uploaded,
+    skipped_summary,
+)
 from core.data.text import unicode_problem
 from core.errors import DataError
 
@@ -90,18 +98,23 @@ def text_set_from_table(
 def load_text_set(
     source: str,
     *,
+    data: bytes | None = None,
     text_col: str | None = None,
     where: tuple[str, str] | None = None,
     split: str | None = None,
     config: str | None = None,
     limit: int | None = None,
 ) -> TextSet:
-    """A demo, a local file or a hub dataset id as a set of texts.
+    """A demo, a local file, a hub dataset id or an upload's ``data`` (``source`` is then its file name) as a set
+    of texts: one call whichever way the user gave it.
 
     ``split`` / ``config`` reach a hub dataset only: dataset inference's one ``--split`` serves both its
     sets, so a file beside a hub set ignores it; whether the flag applies to any set is for the command
     to check over all its sets (``core.data.tables.check_hub_options``).
     """
-    hub = not is_local_source(source)
-    table = load_rows(source, split=split if hub else None, config=config if hub else None)
+    if data is not None:
+        table = load_uploaded(data, source)
+    else:
+        hub = not is_local_source(source)
+        table = load_rows(source, split=split if hub else None, config=config if hub else None)
     return text_set_from_table(table, text_col=text_col, where=where, limit=limit)

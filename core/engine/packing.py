@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 
@@ -155,7 +156,8 @@ def honours_packed_masks(lm: LoadedModel) -> bool:
 
 
 def _check_packed_masks(lm: LoadedModel) -> bool:
-    vocab = lm.model.get_input_embeddings().num_embeddings
+    # Typed nn.Module by transformers; the input embeddings are an nn.Embedding (or a subclass) in every model.
+    vocab = cast(torch.nn.Embedding, lm.model.get_input_embeddings()).num_embeddings
     sequences = [(lm.start_token_id, *(t % vocab for t in ids)) for ids in ((17, 4242, 91), (1234, 56))]
     trees = [TokenTree(seq, ((),), (tuple(range(len(seq))),)) for seq in sequences]
     tolerance = 1e-3 if lm.model.dtype == torch.float32 else 3e-2

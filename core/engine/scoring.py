@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -301,8 +302,10 @@ def _logits_at(
     return forward_kept(lm, keep, **kwargs)[0]
 
 
-def forward_kept(lm: LoadedModel, keep: torch.Tensor, **model_inputs) -> tuple[torch.Tensor, object]:
+def forward_kept(lm: LoadedModel, keep: torch.Tensor, **model_inputs) -> tuple[torch.Tensor, Any]:
     """(float32 logits where ``keep`` is True, flattened row-major; the model's cache) of one model call.
+
+    The cache is a transformers ``Cache`` whose layer kinds depend on the architecture, hence ``Any``.
 
     The one place that asks the model for selected logits only, with a fallback for architectures that
     cannot (``model_inputs`` must already be on the model's device).
@@ -457,9 +460,9 @@ def _score_kgram_windows(
     for enc in batch:
         n = len(enc.ids)
         grid = np.full((K, n), np.nan)
-        j, m = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")
-        valid = j + m < n
-        grid[m[valid], (j + m)[valid]] = values[row : row + n][valid]
+        js, ms = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")  # token j, shift m as grids
+        valid = js + ms < n
+        grid[ms[valid], (js + ms)[valid]] = values[row : row + n][valid]
         results.append(grid)
         row += n
     return results

@@ -19,6 +19,7 @@ Gemma 3 -> ``<bos>``.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from transformers import PreTrainedTokenizerBase
 
@@ -67,4 +68,4 @@ def _in_vocabulary(tokenizer: PreTrainedTokenizerBase, token: str) -> bool:
 def _require_single_token(tokenizer: PreTrainedTokenizerBase, token: str, spec: str) -> int:
     if not _in_vocabulary(tokenizer, token):
         raise ModelLoadError(f"The tokenizer of '{spec}' has no token '{token}' to start passages with.")
-    return int(tokenizer.convert_tokens_to_ids(token))
+    return int(cast(int, tokenizer.convert_tokens_to_ids(token)))  # one token string: one id, not a list

@@ -53,8 +53,6 @@ SECONDS_PER_TEXT_KGRAM = 4.5
 (calibrated against the quick set: docs/benchmarks.md, Dataset inference)."""
 LOAD_SECONDS = 5.0
 """Loading the bundled model from its cached weights, reading the sets and the test itself."""
-PROGRESS_STEPS = 50
-"""A run's bar moves at least this many times (the store writes, and Cancel stops, per batch)."""
 
 
 def quick_methods() -> list[Method]:
@@ -70,12 +68,6 @@ def estimated_seconds(n_texts: int, methods: Sequence[Method] | None = None) -> 
     kgram = kgram_needed(chosen)
     per_text = SECONDS_PER_TEXT + SECONDS_PER_TEXT_KGRAM * kgram / MAX_KGRAM
     return LOAD_SECONDS + n_texts * per_text
-
-
-def progress_batch_size(n_texts: int) -> int:
-    """Texts per stored batch for a run a person watches: 1 (per text) up to 50 texts, growing to the run
-    loop's default, so the bar moves every few seconds and Cancel answers quickly. Scores do not depend on it."""
-    return max(1, min(DEFAULT_BATCH_SIZE, n_texts // PROGRESS_STEPS))
 
 
 @dataclass(frozen=True)
@@ -158,7 +150,8 @@ def run_dataset_inference(
 ) -> DatasetInference:
     """Score both sets (resuming from the store), run the test and store the run so it can be reopened.
 
-    ``batch_size``: texts scored and stored together (``progress_batch_size`` for a run someone watches)."""
+    ``batch_size``: texts scored and stored together (``core.store.runloop.progress_batch_size`` for a run someone
+    watches)."""
     store = store or ResultStore()
     scores = run_membership_benchmark(
         inference_dataset(suspect, validation), model_spec, methods, store=store, progress=progress,

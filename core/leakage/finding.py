@@ -19,7 +19,7 @@ The run's finding is the strongest of its models' (an exposure level, then ``inc
 from __future__ import annotations
 
 from core.leakage.delta import LeakageReport, ModelDelta
-from core.stats.finding import EXPOSURE_LEVELS, Finding, count, interval, texts_needed
+from core.stats.finding import EXPOSURE_LEVELS, Finding, Level, count, interval, texts_needed
 
 STRONG_UPPER = -0.3
 MODERATE_UPPER = -0.1
@@ -75,7 +75,7 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
                        f"{MIN_PROBLEMS} per set are needed for a verdict.",
                        tuple(evidence), tuple(caveats), numbers)
     if hi < 0:
-        level = "strong" if hi <= STRONG_UPPER else "moderate" if hi <= MODERATE_UPPER else "weak"
+        level: Level = "strong" if hi <= STRONG_UPPER else "moderate" if hi <= MODERATE_UPPER else "weak"
         return Finding(level, f"{level.capitalize()} evidence that {subject}: {meaning}.",
                        tuple(evidence), tuple(caveats), numbers)
     if lo > -NONE_MARGIN:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from core.data.problems import ProblemSet
 from core.engine.models import LoadedModel
@@ -24,6 +24,17 @@ from core.leakage.losses import ModelLosses, solution_losses
 from core.leakage.stored import KIND, problem_run_key, stored_set_losses
 from core.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from core.store.results import ResultStore, run_id_for
+
+
+class _StoredOptions(TypedDict):
+    """The keyword arguments of ``stored_set_losses`` that the test and the reference set share."""
+
+    get_model: Callable[[], LoadedModel]
+    store: ResultStore
+    token_budget: int
+    setup: Mapping[str, Any] | None
+    provenance: Mapping[str, Any] | None
+    start_token: str | None
 
 
 def measure_model(
@@ -116,8 +127,8 @@ def _measure_stored(
         return loaded[0]
 
     n_test, total = len(sets.test), len(sets.test) + len(sets.ref)
-    common = {"get_model": get_model, "store": store, "token_budget": token_budget, "setup": setup,
-              "provenance": provenance, "start_token": start_token}
+    common: _StoredOptions = {"get_model": get_model, "store": store, "token_budget": token_budget,
+                              "setup": setup, "provenance": provenance, "start_token": start_token}
     test = stored_set_losses(spec, sets.test, role="test", progress=offset_progress(progress, 0, total), **common)
     ref = stored_set_losses(
         spec, sets.ref, role="reference", progress=offset_progress(progress, n_test, total), **common

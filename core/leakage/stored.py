@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from core.data.fingerprint import fingerprint_rows
 from core.data.problems import ProblemSet
@@ -78,7 +78,7 @@ def stored_set_losses(
         return [SampleRow(x.task_id, None, {LOSS_KEY: x.loss}, {"n_tokens": x.n_tokens}) for x in losses]
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
-        losses = [float(s.scores[LOSS_KEY]) for s in samples]
+        losses = [float(cast(float, s.scores[LOSS_KEY])) for s in samples]  # score_batch stores every loss
         return {"mean_loss": sum(losses) / len(losses), "n": len(losses)}
 
     outcome = run_resumable(
@@ -89,6 +89,10 @@ def stored_set_losses(
         warnings.warn(weights_changed_note(spec, outcome.superseded), stacklevel=2)
     by_id = {s.sample_id: s for s in outcome.samples}
     return tuple(
-        ProblemLoss(p.task_id, float(by_id[p.task_id].scores[LOSS_KEY]), int(by_id[p.task_id].summary["n_tokens"]))
+        ProblemLoss(
+            p.task_id,
+            float(cast(float, by_id[p.task_id].scores[LOSS_KEY])),  # score_batch stores every loss
+            int(by_id[p.task_id].summary["n_tokens"]),
+        )
         for p in problems.problems
     )

@@ -27,7 +27,7 @@ from core.mcq.probes import CUT_MODES, CutMode, Probe, build_probes, completion_
 from core.mcq.renderings import RenderingPrompts, generate_along_renderings
 
 ProbeKind = Literal["next_token", "completion", "similar"]
-PROBE_KINDS: tuple[str, ...] = ("next_token", "completion", "similar")
+PROBE_KINDS: tuple[ProbeKind, ...] = ("next_token", "completion", "similar")
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.mcq.completion import ProbeKind
 from core.mcq.study import MCQReport
 from core.stats.bootstrap import DEFAULT_SEED, percentile_interval, resample_indices
-from core.stats.finding import Finding, count, interval, texts_needed, too_few
+from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
 
 MIN_QUESTIONS = 5
 """Fewer questions than this and the finding is inconclusive. The paired bootstrap resamples questions: four
@@ -37,7 +38,7 @@ and half the ``moderate`` threshold (0.1), so ``none`` and an exposure level nev
 SMALL_BENCHMARK = 30
 
 
-def score_drop(report: MCQReport, kind: str) -> tuple[float, tuple[float, float]]:
+def score_drop(report: MCQReport, kind: ProbeKind) -> tuple[float, tuple[float, float]]:
     """Mean per-question score in the published order minus after shuffling, with its 95% interval."""
     original = np.array([r.score(kind) for r in report.original.results], dtype=float)
     shuffled = np.array([r.score(kind) for r in report.shuffled.results], dtype=float)
@@ -76,7 +77,7 @@ def mcq_finding(report: MCQReport) -> Finding:
         return Finding("inconclusive", too_few(count(n, "question"), str(MIN_QUESTIONS)), tuple(evidence),
                        tuple(caveats), numbers)
     if lo > 0:
-        level = "strong" if lo >= STRONG_DROP else "moderate" if lo >= MODERATE_DROP else "weak"
+        level: Level = "strong" if lo >= STRONG_DROP else "moderate" if lo >= MODERATE_DROP else "weak"
         return Finding(
             level,
             f"{level.capitalize()} evidence of memorised options: the model finishes {before:.2f} of {k} options "

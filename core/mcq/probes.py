@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from core.data.questions import MCQuestion, PromptLayout
 from core.engine.models import LoadedModel
@@ -141,7 +141,8 @@ def _probe(lm: LoadedModel, question: MCQuestion, k: int, prefix: str, truth: st
 
 
 def _decode(lm: LoadedModel, ids: Sequence[int]) -> str:
-    return lm.tokenizer.decode(list(ids), clean_up_tokenization_spaces=False)
+    # One flat list of ids decodes to one string (transformers types the result str | list[str]).
+    return cast(str, lm.tokenizer.decode(list(ids), clean_up_tokenization_spaces=False))
 
 
 def _complete_text(lm: LoadedModel, ids: Sequence[int]) -> str:

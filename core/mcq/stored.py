@@ -124,7 +124,7 @@ def longest_options_first(questions: Sequence[MCQuestion]) -> list[int]:
 
 def _outcome_row(outcome: QuestionOutcome) -> SampleRow:
     question = outcome.original.question
-    scores: dict[str, float] = {}
+    scores: dict[str, float | None] = {}  # SampleRow's type
     for kind in ("next_token", "completion", "similar"):
         scores[kind] = float(outcome.original.score(kind))
         scores[f"{kind}_shuffled"] = float(outcome.shuffled.score(kind))

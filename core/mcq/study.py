@@ -106,9 +106,10 @@ def assemble_report(
     original = MCQRun(results=tuple(o.original for o in outcomes), config=config)
     shuffled = MCQRun(results=tuple(o.shuffled for o in outcomes), config=config)
     orders = [o.orders for o in outcomes]
+    present = [o for o in orders if o is not None]
     permutation = None
-    if orders and all(o is not None for o in orders):
-        permutation = PermutationResult(questions=tuple(orders), n_orders=len(orders[0].logprobs))
+    if orders and len(present) == len(orders):
+        permutation = PermutationResult(questions=tuple(present), n_orders=len(present[0].logprobs))
     return MCQReport(
         mitigation=Mitigation(original=original, shuffled=shuffled, seed=shuffle_seed),
         shuffled_questions=tuple(shuffled_questions),

@@ -28,11 +28,10 @@ from core.methods.reference import ReferenceModel
 from core.stats.metrics import MetricResult, blind_baseline, ensemble, evaluate, roc_points
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, run_id_for, score_or_nan
-from core.store.runloop import RunRequest, run_resumable, weights_changed_note
+from core.store.runloop import DEFAULT_BATCH_SIZE, RunRequest, run_resumable, weights_changed_note
 
 KIND = "mia"
 """Store kind of membership benchmark runs."""
-DEFAULT_BATCH_SIZE = 16
 PREVIEW_CHARS = 160
 SCORE_DEFINITIONS = 3
 """Part of every run key. Raised whenever a stored score would change meaning for the same method key, so

@@ -217,7 +217,8 @@ def stored_fresh_calibration(
             loaded.append(get_model())
         records = score_texts(loaded[0], [rows[i].text for i in positions], kgram_max=0)
         return [
-            SampleRow(rows[i].id, None, score_all(chosen, rec), {"n_tokens": rec.n_tokens, "loss": rec.loss})
+            # dict(): a dict[str, float | None], the type SampleRow holds (dict is invariant in its values)
+            SampleRow(rows[i].id, None, dict(score_all(chosen, rec)), {"n_tokens": rec.n_tokens, "loss": rec.loss})
             for i, rec in zip(positions, records, strict=True)
         ]
 

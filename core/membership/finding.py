@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from core.membership.benchmark import BenchmarkResult
 from core.stats.bootstrap import CI_LEVEL
-from core.stats.finding import Finding, count, interval, texts_needed, too_few
+from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
 from core.stats.metrics import MetricResult, bootstrap_ci
 from core.store.results import score_or_nan
 
@@ -178,7 +178,7 @@ def membership_finding(result: BenchmarkResult) -> Finding:
         caveats.append(f"Wording alone reaches AUROC {baseline.auroc:.2f} (95% CI {baseline.ci[0]:.2f}–"
                        f"{baseline.ci[1]:.2f}); its interval includes chance, but a confounded split is not ruled "
                        "out.")
-    level = "strong" if lo >= STRONG_LOWER else "moderate" if lo >= MODERATE_LOWER else "weak"
+    level: Level = "strong" if lo >= STRONG_LOWER else "moderate" if lo >= MODERATE_LOWER else "weak"
     words = {"strong": "Strong", "moderate": "Moderate", "weak": "Weak"}[level]
     how = {"strong": "far better", "moderate": "clearly better", "weak": "somewhat better"}[level]
     return Finding(

@@ -221,6 +221,13 @@ def place_passage(
     )
 
 
+def has_yardstick(placement: PassagePlacement) -> bool:
+    """True when the passage can be read against the fresh passages at all: long enough to judge, and enough
+    fresh passages of similar length (``MIN_SIMILAR`` within ``LENGTH_FACTOR``) without widening."""
+    return (not too_short(placement.n_tokens) and not placement.widened
+            and _n_within(placement) >= placement.minimum)
+
+
 def placement_finding(placement: PassagePlacement) -> Finding:
     """The passage's verdict against fresh text: level from the less extreme method, never proof."""
     deciding = placement.deciding
@@ -237,7 +244,7 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     lengths = f"{low} tokens" if low == high else f"{low}–{high} tokens"
     caveats = [FORMULAIC_CAVEAT, PROSE_CAVEAT]
     within = _n_within(placement)
-    if too_short(placement.n_tokens) or placement.widened or within < placement.minimum:
+    if not has_yardstick(placement):
         # No percentile in the numbers: passages of another length are no yardstick for this one.
         numbers = (f"this passage {count(placement.n_tokens, 'token')} · {within} of the {placement.n_calibration} "
                    f"fresh passages within {placement.factor:g}× its length · the nearest are {lengths}")

@@ -73,7 +73,7 @@ class CalibrationPercentile:
     above_non_members: float
 
 
-def percentile_of(value: float, sample: Sequence[float]) -> float:
+def percentile_of(value: float, sample: Sequence[float] | np.ndarray) -> float:
     """Percentage of ``sample`` that is ≤ ``value`` (ties count half), NaNs ignored."""
     data = np.asarray(sample, dtype=np.float64)
     data = data[~np.isnan(data)]

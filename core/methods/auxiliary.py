@@ -12,6 +12,7 @@ prefix and one neighbour configuration; mixing several of a kind is a clear erro
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from core.engine.models import LoadedModel, load_model
 from core.engine.progress import ProgressCallback, offset_progress
@@ -22,13 +23,15 @@ from core.methods.neighbours import generate_neighbours
 from core.methods.recall import Recall
 from core.methods.reference import ReferenceModel
 
+_M = TypeVar("_M", bound=Method)
+
 
 def needed_passes(methods: Sequence[Method]) -> frozenset[str]:
     """Union of the auxiliary passes the methods read."""
     return frozenset().union(*(m.needs for m in methods)) if methods else frozenset()
 
 
-def _single(methods: Sequence[Method], cls: type, what: str) -> Method | None:
+def _single(methods: Sequence[Method], cls: type[_M], what: str) -> _M | None:
     found = {m for m in methods if isinstance(m, cls)}
     configs = {(type(m), tuple(m.params().items())) for m in found}
     if len(configs) > 1:

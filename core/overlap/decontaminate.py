@@ -77,8 +77,8 @@ def decontaminate(
     jobs = []
     for (index, dataset), rows in rows_to_remove(matches).items():
         info = backend.info(index)
-        for spec in info.sources:
-            plan.add_input(f"training source of index {index}", source_file(TrainingSource.from_dict(spec)))
+        for listed in info.sources:
+            plan.add_input(f"training source of index {index}", source_file(TrainingSource.from_dict(listed)))
         spec = next((s for s in info.sources if s.get("name") == dataset), None)
         if spec is None:
             continue

@@ -14,7 +14,7 @@ fewer than ``MIN_ITEMS`` items, the finding is ``inconclusive`` and says how man
 from __future__ import annotations
 
 from core.overlap.report import ContaminationReport
-from core.stats.finding import Finding, count, too_few
+from core.stats.finding import Finding, Level, count, too_few
 
 STRONG_SHARE = 0.10
 MODERATE_SHARE = 0.02
@@ -24,8 +24,10 @@ MIN_ITEMS = 5
 
 def overlap_finding(report: ContaminationReport) -> Finding:
     pairs = [(e, t) for e in report.evals for t in report.trains if (e, t) in report.scores]
-    caveats = ("Overlap is shared text, not proof that a model trained on it: the membership tests answer that.",
-               "N-gram matching misses paraphrases; a vector index finds near copies.")
+    caveats: tuple[str, ...] = (
+        "Overlap is shared text, not proof that a model trained on it: the membership tests answer that.",
+        "N-gram matching misses paraphrases; a vector index finds near copies.",
+    )
     if not pairs:
         return Finding("inconclusive", "Inconclusive: no test item was searched.", (), caveats)
     evidence = tuple(
@@ -52,7 +54,7 @@ def overlap_finding(report: ContaminationReport) -> Finding:
         caveats = (f"Only {count(total, 'item')} in {e}: the {count(matched, 'matched item')} "
                    f"{'is' if matched == 1 else 'are'} shared text found, but {share:.0%} is a rough rate; search "
                    f"at least {MIN_ITEMS} items per test set.", *caveats)
-    level = "strong" if share >= STRONG_SHARE else "moderate" if share >= MODERATE_SHARE else "weak"
+    level: Level = "strong" if share >= STRONG_SHARE else "moderate" if share >= MODERATE_SHARE else "weak"
     return Finding(
         level,
         f"{matched} of {total} items of {e} ({_percent(share)}) share text with the training data in index {t}.",

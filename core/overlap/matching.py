@@ -14,8 +14,9 @@ With a ``match_threshold`` the score is 1/0 (value >= threshold), otherwise the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
 from core.engine.progress import ProgressCallback
 from core.errors import DataError
@@ -205,7 +206,7 @@ def search(
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(_text_candidates, backend, jobs[0][0], jobs[0][2], settings) if jobs else None
         for k, (info, eval_name, chunk) in enumerate(jobs):
-            fetched = pending.result()
+            fetched = cast(Future[_TextCandidates], pending).result()  # set whenever there is a job
             if k + 1 < len(jobs):
                 pending = pool.submit(_text_candidates, backend, jobs[k + 1][0], jobs[k + 1][2], settings)
             matches.extend(_score_chunk(info, eval_name, chunk, settings, *fetched))
@@ -215,9 +216,13 @@ def search(
     return matches
 
 
+_TextCandidates = tuple[list[list[str]], dict[int, list[int]], dict[int, StoredDoc]]
+"""Per instance of a chunk its tokens; per instance position its candidate documents; those documents."""
+
+
 def _text_candidates(
     backend: OverlapBackend, info: IndexInfo, chunk: Sequence[EvalInstance], settings: SearchSettings
-) -> tuple[list[list[str]], dict[int, list[int]], dict[int, StoredDoc]]:
+) -> _TextCandidates:
     """Each instance's tokens and candidate documents (by position in ``chunk``), and those documents."""
     n = settings.ngram_size
     datasets = list(info.datasets)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from core.config import cache_subdir
 from core.data.demo import demo_path, is_demo_source
@@ -357,7 +357,8 @@ class TrainingReader:
         if self.streamed:
             for line in self.lines():
                 if line.row is not None:
-                    yield line.index, _where(line.number, line.row), line.row
+                    # lines() gives every line that has a row an index.
+                    yield cast(int, line.index), _where(line.number, line.row), line.row
             return
         hub = not is_local_source(src.source)  # a split or config reaches hub sets only (checked by the command)
         table = load_rows(src.source, split=(src.split or DEFAULT_HUB_SPLIT) if hub else None,
@@ -425,7 +426,8 @@ class TrainingReader:
             if src.messages_field:
                 yield from self._turns(index, where, row)
             else:
-                text = row.get(src.text_field)
+                # TrainingSource.__post_init__ refuses a source with neither field, so text_field is set here.
+                text = row.get(cast(str, src.text_field))
                 if isinstance(text, str) and text.strip():
                     yield Document(src.name, index, None, text)
                 else:
@@ -446,7 +448,7 @@ class TrainingReader:
 
     def _turns(self, index: int, where: SkippedRow, row: dict[str, Any]) -> Iterator[Document]:
         src = self.source
-        turns = row.get(src.messages_field)
+        turns = row.get(cast(str, src.messages_field))  # only called when messages_field is set
         if not isinstance(turns, list):
             what = "is not a list" if src.messages_field in row else "is missing"
             self.skipped.append(replace(where, reason=f"field '{src.messages_field}' {what}"))

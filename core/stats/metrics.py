@@ -21,6 +21,10 @@ from scipy.stats import rankdata
 from core.errors import DataError
 from core.stats.bootstrap import CI_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
 
+Labels = Sequence[int] | np.ndarray
+"""0/1 labels: a list, or an array as the functions here pass on to each other."""
+Scores = Sequence[float] | np.ndarray
+
 
 @dataclass(frozen=True)
 class MetricResult:
@@ -46,7 +50,7 @@ class MetricResult:
         }
 
 
-def _clean(labels: Sequence[int], scores: Sequence[float]) -> tuple[np.ndarray, np.ndarray, int]:
+def _clean(labels: Labels, scores: Scores) -> tuple[np.ndarray, np.ndarray, int]:
     """Validated label/score arrays with NaN scores dropped, and how many were dropped."""
     y = np.asarray(labels)
     s = np.asarray(scores, dtype=np.float64)
@@ -75,13 +79,13 @@ def _auroc_clean(y: np.ndarray, s: np.ndarray) -> float:
     return float(u / (n_pos * n_neg))
 
 
-def auroc(labels: Sequence[int], scores: Sequence[float]) -> float:
+def auroc(labels: Labels, scores: Scores) -> float:
     """Area under the ROC curve: the probability a random member outscores a random non-member."""
     y, s, _ = _clean(labels, scores)
     return _auroc_clean(y, s)
 
 
-def roc_points(labels: Sequence[int], scores: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def roc_points(labels: Labels, scores: Scores) -> tuple[np.ndarray, np.ndarray]:
     """(fpr, tpr) at every distinct threshold, from (0, 0) to (1, 1); NaN scores dropped."""
     y, s, _ = _clean(labels, scores)
     order = np.argsort(-s, kind="mergesort")
@@ -95,7 +99,7 @@ def roc_points(labels: Sequence[int], scores: Sequence[float]) -> tuple[np.ndarr
     return fpr, tpr
 
 
-def tpr_at_fpr(labels: Sequence[int], scores: Sequence[float], fpr: float) -> float:
+def tpr_at_fpr(labels: Labels, scores: Scores, fpr: float) -> float:
     """Highest true-positive rate reachable by a threshold whose false-positive rate is at most ``fpr``."""
     if not 0.0 <= fpr <= 1.0:
         raise DataError(f"The false-positive rate must be between 0 and 1, got {fpr}.")
@@ -104,8 +108,8 @@ def tpr_at_fpr(labels: Sequence[int], scores: Sequence[float], fpr: float) -> fl
 
 
 def bootstrap_ci(
-    labels: Sequence[int],
-    scores: Sequence[float],
+    labels: Labels,
+    scores: Scores,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     level: float = CI_LEVEL,
@@ -160,8 +164,8 @@ def bootstrap_aurocs(y: np.ndarray, s: np.ndarray, n_resamples: int, seed: int) 
 
 
 def evaluate(
-    labels: Sequence[int],
-    scores: Sequence[float],
+    labels: Labels,
+    scores: Scores,
     *,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
@@ -188,7 +192,7 @@ def _folds(labels: np.ndarray, folds: int, what: str) -> int:
 
 
 def blind_baseline(
-    texts: Sequence[str], labels: Sequence[int], folds: int = 5, seed: int = DEFAULT_SEED
+    texts: Sequence[str], labels: Labels, folds: int = 5, seed: int = DEFAULT_SEED
 ) -> MetricResult:
     """A model-free classifier on the same labels: TF-IDF bag of words + logistic regression.
 
@@ -218,8 +222,8 @@ def blind_baseline(
 
 
 def ensemble(
-    score_table: Mapping[str, Sequence[float]],
-    labels: Sequence[int],
+    score_table: Mapping[str, Scores],
+    labels: Labels,
     folds: int = 5,
     seed: int = DEFAULT_SEED,
 ) -> MetricResult:

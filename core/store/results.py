@@ -316,7 +316,11 @@ class ResultStore:
                 )
             elif row[0] == FINISHED:
                 claimed = False
-            elif not take_over and (row[2], row[3]) != me and _effective_status(row[0], *row[1:], now) == RUNNING:
+            elif (
+                not take_over
+                and (row[2], row[3]) != me
+                and _effective_status(row[0], row[1], row[2], row[3], now) == RUNNING
+            ):
                 claimed = False
             else:
                 conn.execute(

@@ -28,6 +28,10 @@ WAIT_POLL_S = 0.5
 SETUP_FIELDS = ("device", "dtype", "revision")
 IDENTITY_FIELDS = ("model_identity", "reference_identity")
 """Key entries naming which weights computed a run: a run differing only there belongs to other weights."""
+DEFAULT_BATCH_SIZE = 16
+"""Samples per stored batch unless the caller chooses: an interruption loses at most one batch."""
+PROGRESS_STEPS = 50
+"""A watched run's bar moves at least this many times (the store writes, and Cancel stops, per batch)."""
 
 
 class SetupMismatchError(LeakLensError):
@@ -56,6 +60,13 @@ class RunOutcome:
     """Samples scored by this call (0 when all came from the store)."""
     superseded: list[RunInfo] = field(default_factory=list)
     """Stored runs identical to this one but for the model weights: kept, listed, never reused."""
+
+
+def progress_batch_size(n_samples: int, largest: int = DEFAULT_BATCH_SIZE) -> int:
+    """Samples per stored batch for a run a person watches: 1 (per sample) below ``2 * PROGRESS_STEPS``
+    samples, then ``n_samples // PROGRESS_STEPS`` up to ``largest``, so the bar moves every few seconds and
+    Cancel answers quickly. Scores do not depend on the batch size."""
+    return max(1, min(largest, n_samples // PROGRESS_STEPS))
 
 
 def check_setup(run: RunInfo, setup: Mapping[str, Any] | None) -> None:
@@ -167,9 +178,17 @@ def _run_sharded(
         for start in range(0, len(plan.todo), step):
             chunk = plan.todo[start : start + step]
             mine = chunk[ranks.rank * batch_size : (ranks.rank + 1) * batch_size]
-            shards = distributed.gather_from_all(lambda mine=mine: list(score_batch(mine)) if mine else [])
+
+            def scored(mine: list[int] = mine) -> list[SampleRow]:
+                return list(score_batch(mine)) if mine else []
+
+            shards = distributed.gather_from_all(scored)
             rows = [row for shard in shards for row in shard]
-            taken_over = distributed.run_on_main(lambda rows=rows: _write(store, plan, rows))
+
+            def written(rows: list[SampleRow] = rows) -> RunOutcome | None:
+                return _write(store, plan, rows)
+
+            taken_over = distributed.run_on_main(written)
             if taken_over is not None:
                 return _mirrored(store, taken_over, main)
             n_done += len(chunk)

@@ -3,11 +3,10 @@ weeks later still says the verdict, the model and the data beside each number.""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.files.csv_rows import rows_csv
 from core.stats.finding import Finding
 
 CONTEXT_COLUMNS = ("verdict", "verdict_headline", "model", "data")
@@ -15,13 +14,7 @@ CONTEXT_COLUMNS = ("verdict", "verdict_headline", "model", "data")
 
 def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
     """``rows`` as CSV text (columns: ``columns``, else the first row's keys); None becomes an empty cell."""
-    columns = list(columns or (rows[0].keys() if rows else ()))
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in columns})
-    return buffer.getvalue()
+    return rows_csv(rows, columns if columns else (rows[0].keys() if rows else ()))
 
 
 def result_csv(rows: Sequence[Mapping[str, Any]], *, finding: Finding | None, model: str, data: str,

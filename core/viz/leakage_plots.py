@@ -73,7 +73,7 @@ def delta2_bars(report: LeakageReport, threshold: float = DELTA2_THRESHOLD) -> g
     threshold (a dashed line labelled beside it). Each bar's value and interval are written under it, where
     the interval's whisker cannot cross them."""
     rows = [m for m in report.models if m.delta2 is not None]
-    values = [float(m.delta2) for m in rows]
+    values = [float(m.delta2) for m in rows if m.delta2 is not None]  # every row: rows have a Δ²
     lows = [m.delta2_ci[0] if m.delta2_ci else v for m, v in zip(rows, values)]
     highs = [m.delta2_ci[1] if m.delta2_ci else v for m, v in zip(rows, values)]
     labels = [f"{model_name(m.model)} vs {model_name(m.base_model or '')}<br><b>Δ² = {v:+.3f}</b><br>"

@@ -88,7 +88,8 @@ def auroc_heatmap(results: Sequence[BenchmarkResult]) -> go.Figure:
     z: list[list[float | None]] = []
     custom: list[list[list[object]]] = []
     for key in row_keys:
-        z_row, c_row = [], []
+        z_row: list[float | None] = []
+        c_row: list[list[object]] = []
         for result in results:
             metric = {k: m for k, _, m in _metric_rows(result)}.get(key)
             if metric is None:

@@ -33,7 +33,7 @@ def item_overlap_chart(matches: Sequence[Match]) -> go.Figure:
     n_items = max((len(ms) for ms in pairs.values()), default=0)
     figure = go.Figure()
     if n_items <= MAX_ITEM_BARS:
-        best = {}
+        best: dict[tuple[str, str], float] = {}
         for ms in pairs.values():
             for m in ms:
                 key = (m.eval_name, m.test_id)

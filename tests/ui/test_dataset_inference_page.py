@@ -5,9 +5,10 @@ from __future__ import annotations
 import html
 
 from core.data.labelled import SHARED_DATA_DIR
-from core.inference.run import KIND, QUICK_METHOD_KEYS, estimated_seconds, progress_batch_size, quick_methods
+from core.inference.run import KIND, QUICK_METHOD_KEYS, estimated_seconds, quick_methods
 from core.methods import default_methods
 from core.store.results import ResultStore
+from core.store.runloop import progress_batch_size
 from tests.ui.helpers import stale_notes
 
 PAGE = "6_Dataset_inference.py"

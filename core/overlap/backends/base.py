@@ -7,6 +7,7 @@ makes the embedded index and Elasticsearch give the same scores on the same data
 
 from __future__ import annotations
 
+import builtins
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -151,7 +152,7 @@ class OverlapBackend(ABC):
     @abstractmethod
     def vector_search(
         self, name: str, vectors: np.ndarray, dataset: str, k: int, min_similarity: float | None = None
-    ) -> list[list[VectorHit]]:
+    ) -> builtins.list[builtins.list[VectorHit]]:
         """Per query vector, the ``k`` most similar documents of ``dataset`` (best first), or all those at
         or above ``min_similarity`` when it is given (up to ``k``)."""
 

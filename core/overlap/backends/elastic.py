@@ -18,6 +18,7 @@ indexes built before ``grams`` existed. Vectors: ES 8.4+ has ``dense_vector`` + 
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ import uuid
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
@@ -216,7 +217,7 @@ class ElasticsearchBackend(OverlapBackend):
             raise BackendError(f"Elasticsearch is unreachable at {self.shown_url}: {_short(exc)}.") from exc
         version = info.get("version", {})
         self.version = str(version.get("number", "0"))
-        self.major = int(re.match(r"\d*", self.version).group() or 0)
+        self.major = int(cast(re.Match[str], re.match(r"\d*", self.version)).group() or 0)  # \d* always matches
         self.has_knn = supports_knn(self.version, version.get("distribution"))
 
     # -- management -------------------------------------------------------------------------------------
@@ -380,7 +381,9 @@ class ElasticsearchBackend(OverlapBackend):
             self._call("delete an index", self.client.indices.delete, index=index, ignore=[404])
 
     # -- lookups ----------------------------------------------------------------------------------------
-    def _msearch(self, index: str, bodies: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], int]]:
+    def _msearch(
+        self, index: str, bodies: builtins.list[dict[str, Any]]
+    ) -> builtins.list[tuple[builtins.list[dict[str, Any]], int]]:
         """Hits and total hit count per query body, sent in requests bounded in queries and bytes, two at a
         time: the server runs the next request's queries while the client reads the last one's answer."""
         hits: list[tuple[list[dict[str, Any]], int]] = []
@@ -446,7 +449,7 @@ class ElasticsearchBackend(OverlapBackend):
             out.append(sorted(i for i in found if i in docs))
         return Candidates(out, docs)
 
-    def _wanted(self, name: str, datasets: Sequence[str]) -> list[str]:
+    def _wanted(self, name: str, datasets: Sequence[str]) -> builtins.list[str]:
         return list(datasets) or list(self.info(name).datasets)
 
     @staticmethod
@@ -468,7 +471,7 @@ class ElasticsearchBackend(OverlapBackend):
         return body
 
     @staticmethod
-    def _collect(hits: list[dict[str, Any]], docs: dict[int, StoredDoc]) -> set[int]:
+    def _collect(hits: builtins.list[dict[str, Any]], docs: dict[int, StoredDoc]) -> set[int]:
         ids = set()
         for hit in hits:
             doc = _stored(hit["_source"])
@@ -506,8 +509,8 @@ class ElasticsearchBackend(OverlapBackend):
     def _batched_grams(
         self,
         index: str,
-        hashes: list[set[int]],
-        grams: list[set[tuple[str, ...]]],
+        hashes: builtins.list[set[int]],
+        grams: builtins.list[set[tuple[str, ...]]],
         wanted: Sequence[str],
         size: int,
         n: int,
@@ -547,7 +550,7 @@ class ElasticsearchBackend(OverlapBackend):
         return Candidates(ids, {i: d for i, d in docs.items() if i in used})
 
     def _per_instance_grams(
-        self, index: str, hashes: list[set[int]], wanted: Sequence[str], size: int
+        self, index: str, hashes: builtins.list[set[int]], wanted: Sequence[str], size: int
     ) -> Candidates:
         """One ``terms`` query per instance (split past ``_TERMS_PER_QUERY`` hashes); ranked where capped."""
         ordered = [sorted(h) for h in hashes]
@@ -563,7 +566,7 @@ class ElasticsearchBackend(OverlapBackend):
 
     def vector_search(
         self, name: str, vectors: np.ndarray, dataset: str, k: int, min_similarity: float | None = None
-    ) -> list[list[VectorHit]]:
+    ) -> builtins.list[builtins.list[VectorHit]]:
         index, meta = self._locate(name).current
         if meta["index_type"] != "vector":
             raise DataError(f"Index '{name}' is a {meta['index_type']} index; vector search needs a vector index.")
@@ -742,8 +745,8 @@ class _ElasticWriter(IndexWriter):
                 source["tokens"] = joined(tokens)
                 if len(tokens) >= self.ngram_size:  # as the embedded index: shorter texts hold no n-gram
                     source[_GRAMS] = list({gram_hash(g) for g in ngrams(tokens, self.ngram_size)})
-            else:
-                source["vector"] = [float(x) for x in vectors[i]]
+            else:  # add() refuses a vector index without one vector per document
+                source["vector"] = [float(x) for x in cast(np.ndarray, vectors)[i]]
             yield {"_index": self.index, "_id": str(self.n_docs + i), "_source": source}
 
     def add(self, docs: Sequence[Document], vectors: np.ndarray | None = None) -> None:

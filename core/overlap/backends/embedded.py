@@ -12,6 +12,7 @@ service; their measured speed against Elasticsearch is in docs/benchmarks.md (Ov
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import shutil
@@ -199,7 +200,7 @@ class EmbeddedBackend(OverlapBackend):
 
     def vector_search(
         self, name: str, vectors: np.ndarray, dataset: str, k: int, min_similarity: float | None = None
-    ) -> list[list[VectorHit]]:
+    ) -> builtins.list[builtins.list[VectorHit]]:
         info = self.searchable_info(name)
         if info.index_type != "vector":
             raise DataError(f"Index '{name}' is a {info.index_type} index; vector search needs a vector index.")
@@ -229,7 +230,7 @@ class EmbeddedBackend(OverlapBackend):
         return int(info.ngram_size)
 
     @staticmethod
-    def _docs_with_hashes(db: sqlite3.Connection, hashes: Sequence[int]) -> list[int]:
+    def _docs_with_hashes(db: sqlite3.Connection, hashes: Sequence[int]) -> builtins.list[int]:
         found: set[int] = set()
         for start in range(0, len(hashes), _SQL_CHUNK):
             chunk = list(hashes[start : start + _SQL_CHUNK])
@@ -238,7 +239,7 @@ class EmbeddedBackend(OverlapBackend):
         return sorted(found)
 
     @staticmethod
-    def _rows(db: sqlite3.Connection, sql: str, ids: Sequence[int], *first: Any) -> list[int]:
+    def _rows(db: sqlite3.Connection, sql: str, ids: Sequence[int], *first: Any) -> builtins.list[int]:
         out: list[int] = []
         for start in range(0, len(ids), _SQL_CHUNK):
             chunk = list(ids[start : start + _SQL_CHUNK])
@@ -319,7 +320,8 @@ class _EmbeddedWriter(IndexWriter):
         if is_vector and (vectors is None or len(vectors) != len(docs)):
             raise ValueError("a vector index needs one vector per document")
         n = self.meta["ngram_size"]
-        doc_rows, gram_rows = [], []
+        doc_rows: list[tuple[int, str, int, int | None, str, str]] = []
+        gram_rows: list[tuple[int, int]] = []
         for doc in docs:
             tokens = word_tokens(doc.text)
             doc_id = self.n_docs
