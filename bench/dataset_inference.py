@@ -81,8 +81,10 @@ def summary_of(inference: DatasetInference, splits: int) -> dict[str, object]:
         "level": inference.finding.level,
         "effect_size": inference.result.effect_size,
         "blind_baseline_auroc": None if blind is None else blind.auroc,
-        "per_text_auroc": {inference.scores.method_labels.get(k, k): (None if m is None else round(m.auroc, 3))
-                           for k, m in inference.scores.metrics.items()},
+        "per_text_auroc": {
+            inference.scores.method_labels.get(k, k): (None if m is None else round(m.auroc, 3))
+            for k, m in inference.scores.metrics.items()
+        },
     }
 
 
@@ -101,8 +103,15 @@ def main() -> None:
     base = load_model(args.model)
     started = time.perf_counter()
     tuned_model = copy.deepcopy(base.model)
-    final_loss = fine_tune(tuned_model, base.tokenizer, base.start_token_id, trained.texts, steps=args.epochs,
-                           lr=args.lr, batch_size=args.batch_size)
+    final_loss = fine_tune(
+        tuned_model,
+        base.tokenizer,
+        base.start_token_id,
+        trained.texts,
+        steps=args.epochs,
+        lr=args.lr,
+        batch_size=args.batch_size,
+    )
     train_s = time.perf_counter() - started
     tuned = wrap_model(tuned_model, base.tokenizer, spec=args.model, start_token_id=base.start_token_id)
     print(f"fine-tuned {args.epochs} epochs in {train_s:.0f} s (last loss {final_loss:.3f})")
@@ -110,14 +119,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, lm in (("fine-tuned", tuned), ("untrained", base)):
             store = ResultStore(Path(tmp) / f"{name}.sqlite")  # both go by one spec: never share scores
-            runs[name] = run_dataset_inference(trained, unseen, args.model, n_splits=args.splits, store=store,
-                                               load_model=lambda spec, lm=lm: lm)
+            runs[name] = run_dataset_inference(
+                trained, unseen, args.model, n_splits=args.splits, store=store, load_model=lambda spec, lm=lm: lm
+            )
             print(f"{name}: p = {runs[name].result.p_value:.3g} ({runs[name].finding.level})")
     unseen_rows = np.flatnonzero(np.array(runs["fine-tuned"].scores.labels) == 0)
     fpr = {
         "fine-tuned, two unseen halves": false_positive_rate(runs["fine-tuned"], unseen_rows, args.seeds, args.splits),
-        "untrained, all passages": false_positive_rate(runs["untrained"], np.arange(len(passages)), args.seeds,
-                                                       args.splits),
+        "untrained, all passages": false_positive_rate(
+            runs["untrained"], np.arange(len(passages)), args.seeds, args.splits
+        ),
     }
     report = {
         "benchmark": "dataset_inference",
@@ -125,8 +136,13 @@ def main() -> None:
         "machine": info,
         "model": args.model,
         "passages": {"trained": len(trained), "unseen": len(unseen)},
-        "fine_tuning": {"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
-                        "last_loss": final_loss, "seconds": train_s},
+        "fine_tuning": {
+            "epochs": args.epochs,
+            "batch_size": args.batch_size,
+            "lr": args.lr,
+            "last_loss": final_loss,
+            "seconds": train_s,
+        },
         "splits": args.splits,
         "summary": {
             "fine_tuned": summary_of(runs["fine-tuned"], args.splits),

@@ -46,19 +46,50 @@ def free_port() -> int:
 def launcher(processes: int) -> list[str]:
     if processes == 1:
         return [sys.executable]
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(processes),
-            "--master-addr", "127.0.0.1", "--master-port", str(free_port())]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(processes),
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(free_port()),
+    ]
 
 
 def run_mia(processes: int, args: argparse.Namespace, work: Path) -> dict[str, object]:
     """One timed ``mia`` command; its --out document, stored rows and rates."""
     store, out = work / f"store-{processes}.sqlite", work / f"out-{processes}.json"
-    command = [*launcher(processes), "-m", "core", "mia", "--dataset", str(DATA), "--limit", str(args.passages),
-               "--model", args.model, "--methods", *args.methods, "--batch-size", str(args.batch_size),
-               "--store", str(store), "--out", str(out)]
+    command = [
+        *launcher(processes),
+        "-m",
+        "core",
+        "mia",
+        "--dataset",
+        str(DATA),
+        "--limit",
+        str(args.passages),
+        "--model",
+        args.model,
+        "--methods",
+        *args.methods,
+        "--batch-size",
+        str(args.batch_size),
+        "--store",
+        str(store),
+        "--out",
+        str(out),
+    ]
     # Same two cores either way: one process with 2 threads, or two processes with 1 thread each.
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE",
-           "OMP_NUM_THREADS": str(max(1, args.threads // processes))}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "OMP_WAIT_POLICY": "PASSIVE",
+        "OMP_NUM_THREADS": str(max(1, args.threads // processes)),
+    }
     started = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -111,8 +142,11 @@ def main() -> None:
         one = run_mia(1, args, Path(tmp))
         two = run_mia(2, args, Path(tmp))
     identical = one["document"] == two["document"] and one["rows"] == two["rows"]
-    steady = (two["steady_tokens_per_s"] / one["steady_tokens_per_s"]
-              if one["steady_tokens_per_s"] and two["steady_tokens_per_s"] else None)
+    steady = (
+        two["steady_tokens_per_s"] / one["steady_tokens_per_s"]
+        if one["steady_tokens_per_s"] and two["steady_tokens_per_s"]
+        else None
+    )
     summary = {
         "identical_results": identical,
         "speed_ratio": round(two["tokens_per_s"] / one["tokens_per_s"], 3),
@@ -124,16 +158,25 @@ def main() -> None:
         "benchmark": "distributed",
         "summary": summary,
         "machine": info,
-        "settings": {"passages": args.passages, "model": args.model, "methods": args.methods,
-                     "batch_size_per_process": args.batch_size, "threads": args.threads, "backend": "gloo",
-                     "data": DATA.name, "quick": args.quick},
+        "settings": {
+            "passages": args.passages,
+            "model": args.model,
+            "methods": args.methods,
+            "batch_size_per_process": args.batch_size,
+            "threads": args.threads,
+            "backend": "gloo",
+            "data": DATA.name,
+            "quick": args.quick,
+        },
         "runs": [{k: v for k, v in run.items() if k not in ("document", "rows")} for run in (one, two)],
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     print(json.dumps(summary, indent=2))
     for run in result["runs"]:
-        print(f"{run['processes']} process(es): {run['wall_s']} s, {run['tokens']} tokens, "
-              f"{run['tokens_per_s']} tokens/s end to end, {run['steady_tokens_per_s']} tokens/s steady")
+        print(
+            f"{run['processes']} process(es): {run['wall_s']} s, {run['tokens']} tokens, "
+            f"{run['tokens_per_s']} tokens/s end to end, {run['steady_tokens_per_s']} tokens/s steady"
+        )
     if args.quick:  # a smoke run's numbers mean nothing: nothing is kept
         return
     out = REPO / "bench" / "results" / f"distributed-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"

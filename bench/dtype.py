@@ -69,8 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         analyse_passages(lm, texts[:2], methods)  # warm-up
         n_tokens, seconds[dtype]["forward"] = timed(lambda lm=lm: bare_forward(lm, texts))
         analyses[dtype], seconds[dtype]["scoring"] = timed(lambda lm=lm: analyse_passages(lm, texts, methods))
-        print(f"{dtype}: forward {seconds[dtype]['forward']:.1f} s, scoring {seconds[dtype]['scoring']:.1f} s",
-              flush=True)
+        print(
+            f"{dtype}: forward {seconds[dtype]['forward']:.1f} s, scoring {seconds[dtype]['scoring']:.1f} s", flush=True
+        )
 
     full, half = analyses["float32"], analyses["bfloat16"]
     diffs = np.concatenate([np.abs(a.records.logprobs - b.records.logprobs) for a, b in zip(full, half)])
@@ -80,8 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         b = np.array([x.scores[m.key] for x in half])
         ra, rb = evaluate(labels, a), evaluate(labels, b)
         per_method[m.key] = {
-            "auroc_float32": ra.auroc, "ci_float32": list(ra.ci),
-            "auroc_bfloat16": rb.auroc, "ci_bfloat16": list(rb.ci),
+            "auroc_float32": ra.auroc,
+            "ci_float32": list(ra.ci),
+            "auroc_bfloat16": rb.auroc,
+            "ci_bfloat16": list(rb.ci),
             "auroc_difference": rb.auroc - ra.auroc,
             "each_inside_the_others_interval": ra.ci[0] <= rb.auroc <= ra.ci[1] and rb.ci[0] <= ra.auroc <= rb.ci[1],
             "max_abs_score_difference": float(np.max(np.abs(a - b))),
@@ -100,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": seconds,
         "tokens_per_s": {d: {k: n_tokens / v for k, v in s.items()} for d, s in seconds.items()},
         "logprob_abs_difference": {
-            "mean": float(diffs.mean()), "p50": float(np.median(diffs)), "p99": p99, "max": float(diffs.max()),
+            "mean": float(diffs.mean()),
+            "p50": float(np.median(diffs)),
+            "p99": p99,
+            "max": float(diffs.max()),
         },
         "methods": per_method,
         "summary": {

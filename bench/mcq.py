@@ -83,8 +83,23 @@ def command_run(
 ) -> float:
     """Seconds the ``mcq`` command of the code under ``root`` takes, from start to exit, with a fresh store."""
     env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", **(extra_env or {})}
-    command = [sys.executable, "-m", "core", "mcq", "--model", model, "--dataset", str(DATA),
-               "--limit", str(n_questions), "--shuffle-seed", str(SHUFFLE_SEED), "--store", str(store), "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "core",
+        "mcq",
+        "--model",
+        model,
+        "--dataset",
+        str(DATA),
+        "--limit",
+        str(n_questions),
+        "--shuffle-seed",
+        str(SHUFFLE_SEED),
+        "--store",
+        str(store),
+        "--json",
+    ]
     (_, seconds) = timed(lambda: subprocess.run(command, cwd=root, env=env, check=True, capture_output=True))
     return seconds
 
@@ -117,8 +132,11 @@ def compare_commands(model: str, n_questions: int, rounds: int, commit: str) -> 
                 seconds[name].append(command_run(roots[name], model, n_questions, stores[name], envs.get(name)))
                 print(f"command round {repeat + 1}: {name} {seconds[name][-1]:.1f} s", flush=True)
             before = stored_probes(stores["previous"])
-            identical = identical and len(before) == n_questions and all(
-                stored_probes(stores[name]) == before for name in ("now", "now_default_allocator"))
+            identical = (
+                identical
+                and len(before) == n_questions
+                and all(stored_probes(stores[name]) == before for name in ("now", "now_default_allocator"))
+            )
     return {
         "previous_commit": commit,
         "seconds": seconds,
@@ -158,8 +176,11 @@ def main(argv: list[str] | None = None) -> int:
         args.model, args.questions, args.cli_rounds, args.engine_rounds = "tiny-random", 3, 1, 1
 
     info = machine()
-    commands = compare_commands(args.model, args.questions, args.cli_rounds, args.previous_commit) \
-        if args.cli_rounds > 0 else {"skipped": "--cli-rounds 0"}
+    commands = (
+        compare_commands(args.model, args.questions, args.cli_rounds, args.previous_commit)
+        if args.cli_rounds > 0
+        else {"skipped": "--cli-rounds 0"}
+    )
 
     lm = load_model(args.model)
     questions = load_mcq(str(DATA), limit=args.questions).questions
@@ -191,10 +212,12 @@ def main(argv: list[str] | None = None) -> int:
         "plain_forward": {"tokens": n_tokens, "seconds": t_forward, "tokens_per_s": n_tokens / t_forward},
         "scores": {"original": original.to_dict(), "shuffled": shuffled.to_dict()},
         "summary": {
-            "speedup_vs_previous": commands["speedup"] if measured else engines["best"]["per_probe"]
-            / engines["best"]["renderings"],
+            "speedup_vs_previous": commands["speedup"]
+            if measured
+            else engines["best"]["per_probe"] / engines["best"]["renderings"],
             "speedup_vs_previous_measures": (
-                f"the mcq command at {args.previous_commit} against now" if measured
+                f"the mcq command at {args.previous_commit} against now"
+                if measured
                 else "the per-probe engine path against the renderings path (" + commands["skipped"] + ")"
             ),
             "identical_results": identical,

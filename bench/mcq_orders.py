@@ -63,8 +63,7 @@ def main() -> None:
         ranks = [QuestionOrders(index=question.index, logprobs=tuple(results[n])).rank for n in timings]
         rank_agree += ranks[0] == ranks[1]
         print(
-            f"question {i + 1}/{len(questions)}: full {timings['full']:.1f} s, "
-            f"shared {timings['shared_prefix']:.1f} s"
+            f"question {i + 1}/{len(questions)}: full {timings['full']:.1f} s, shared {timings['shared_prefix']:.1f} s"
         )
     report = {
         "benchmark": "mcq_orders",

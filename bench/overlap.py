@@ -163,9 +163,7 @@ def summary(results: dict) -> dict:
 
     out = {
         "es_vs_embedded_search": round(es["tests_per_second"] / embedded["tests_per_second"], 3),
-        "es_vs_embedded_first_search": round(
-            es["warmup_tests_per_second"] / embedded["warmup_tests_per_second"], 3
-        ),
+        "es_vs_embedded_first_search": round(es["warmup_tests_per_second"] / embedded["warmup_tests_per_second"], 3),
         "identical_scores": same(es) == len(embedded["values"]),
         "identical_scores_count": f"{same(es)}/{len(embedded['values'])}",
         "es_exact_copy_recall": es["exact_copy_recall"],
@@ -185,20 +183,33 @@ def main() -> int:
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--tests", type=int, default=1_000)
     parser.add_argument("--brute-sample", type=int, default=200)
-    parser.add_argument("--warmup-rounds", type=int, default=5,
-                        help="searches of fresh instances before the measured one (a long-running server is warm)")
+    parser.add_argument(
+        "--warmup-rounds",
+        type=int,
+        default=5,
+        help="searches of fresh instances before the measured one (a long-running server is warm)",
+    )
     parser.add_argument("--es-url", default=os.environ.get("ES_URL"))
     parser.add_argument("--no-es", action="store_true")
     parser.add_argument("--no-previous", action="store_true", help="skip the previous Elasticsearch path")
     args = parser.parse_args()
-    results: dict = {"docs": args.docs, "tests": args.tests, "ngram_size": NGRAM, "machine": platform.platform(),
-                     "cpus": os.cpu_count(), "gpu": None}
+    results: dict = {
+        "docs": args.docs,
+        "tests": args.tests,
+        "ngram_size": NGRAM,
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "gpu": None,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         corpus = make_corpus(folder, args.docs, args.tests, warmup_rounds=max(1, args.warmup_rounds))
         rng = random.Random(1)
-        sample = sorted(rng.sample(corpus["exact"], 50) + rng.sample(corpus["near"], 50)
-                        + rng.sample(range(args.tests), args.brute_sample - 100))
+        sample = sorted(
+            rng.sample(corpus["exact"], 50)
+            + rng.sample(corpus["near"], 50)
+            + rng.sample(range(args.tests), args.brute_sample - 100)
+        )
         start = time.perf_counter()
         brute = brute_force(sample, corpus)
         results["brute_force_seconds"] = round(time.perf_counter() - start, 1)
@@ -209,8 +220,13 @@ def main() -> int:
             workdir = None
             url = args.es_url
             if not url:
-                started = subprocess.run(["bash", str(REPO / "scripts" / "es_start.sh")], capture_output=True,
-                                         text=True, timeout=300, check=True)
+                started = subprocess.run(
+                    ["bash", str(REPO / "scripts" / "es_start.sh")],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                    check=True,
+                )
                 values = dict(line.split("=", 1) for line in started.stdout.split() if "=" in line)
                 url, workdir = values["ES_URL"], values["ES_WORKDIR"]
             try:

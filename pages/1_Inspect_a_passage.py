@@ -21,17 +21,22 @@ from ui.inspect import (
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
 from ui.run_control import cancelled_notice, watched_run
 
-INTRO = ("Paste a passage and see how predictable the model finds it, token by token. Text a model was trained on "
-         "tends to be **more predictable** (higher token probabilities, lower perplexity) than text it never saw. "
-         "The verdict places the passage among passages freshly written for LeakLens, which no model can have "
-         "trained on, of similar length.")
-PRESENT_INTRO = ("**Has the model seen this passage before?** Models find text they were trained on unusually "
-                 "predictable. We compare how predictable the model finds this passage with passages written fresh "
-                 "for LeakLens, which it cannot have seen.")
+INTRO = (
+    "Paste a passage and see how predictable the model finds it, token by token. Text a model was trained on "
+    "tends to be **more predictable** (higher token probabilities, lower perplexity) than text it never saw. "
+    "The verdict places the passage among passages freshly written for LeakLens, which no model can have "
+    "trained on, of similar length."
+)
+PRESENT_INTRO = (
+    "**Has the model seen this passage before?** Models find text they were trained on unusually "
+    "predictable. We compare how predictable the model finds this passage with passages written fresh "
+    "for LeakLens, which it cannot have seen."
+)
 
 st.session_state.pop(KGRAMS_PENDING, None)  # only the script run that draws the fast view computes the k-grams
-frame = result_first_page("Inspect a passage", INTRO, has_result=RESULT in st.session_state,
-                          present_intro=PRESENT_INTRO)
+frame = result_first_page(
+    "Inspect a passage", INTRO, has_result=RESULT in st.session_state, present_intro=PRESENT_INTRO
+)
 
 with frame.setup:
     passages = passage_inputs()

@@ -19,27 +19,38 @@ from ui.run_control import cancelled_notice, watched_run
 RESULTS_KEY = "membership_benchmark_runs"
 EXAMPLES = unique_examples(demo_examples("membership"), known_examples(KNOWN_DATASETS))
 
-INTRO = ("Score a labelled dataset (1 = member, seen in training; 0 = non-member) with every detector and compare "
-         "them by how well they tell members from non-members (AUROC, with a 95% interval). The blind baseline, a "
-         "bag-of-words classifier that never sees the model, shows how separable the labels are from wording alone. "
-         "Runs are stored: an interrupted run resumes, a finished one is shown without recomputing, and every run "
-         "appears on the Results page.")
-PRESENT_INTRO = ("**Did the model see these texts in training?** Each detector scores every text; if the model "
-                 "saw the member texts, the detectors tell them apart from the non-members better than chance — "
-                 "and better than a model-free classifier that only reads the wording.")
-frame = result_first_page("Membership benchmark", INTRO, has_result=RESULTS_KEY in st.session_state,
-                          present_intro=PRESENT_INTRO)
+INTRO = (
+    "Score a labelled dataset (1 = member, seen in training; 0 = non-member) with every detector and compare "
+    "them by how well they tell members from non-members (AUROC, with a 95% interval). The blind baseline, a "
+    "bag-of-words classifier that never sees the model, shows how separable the labels are from wording alone. "
+    "Runs are stored: an interrupted run resumes, a finished one is shown without recomputing, and every run "
+    "appears on the Results page."
+)
+PRESENT_INTRO = (
+    "**Did the model see these texts in training?** Each detector scores every text; if the model "
+    "saw the member texts, the detectors tell them apart from the non-members better than chance — "
+    "and better than a model-free classifier that only reads the wording."
+)
+frame = result_first_page(
+    "Membership benchmark", INTRO, has_result=RESULTS_KEY in st.session_state, present_intro=PRESENT_INTRO
+)
 
 with frame.setup:
-    choice = dataset_picker("Dataset", EXAMPLES, key="mb", path_placeholder="/data/my_benchmark.parquet",
-                            hub_placeholder="swj0419/WikiMIA", split_placeholder="WikiMIA_length128")
+    choice = dataset_picker(
+        "Dataset",
+        EXAMPLES,
+        key="mb",
+        path_placeholder="/data/my_benchmark.parquet",
+        hub_placeholder="swj0419/WikiMIA",
+        split_placeholder="WikiMIA_length128",
+    )
     with st.expander("Columns and sample"):
         cols = st.columns(4)
         text_col = cols[0].text_input("Text column", placeholder="auto-detect", key="mb_text_col").strip() or None
-        label_col = cols[1].text_input("Label column (0/1)", placeholder="auto-detect",
-                                       key="mb_label_col").strip() or None
-        limit = int(cols[2].number_input("Sample size (0 = all rows)", min_value=0, value=100, step=50,
-                                         key="mb_limit"))
+        label_col = (
+            cols[1].text_input("Label column (0/1)", placeholder="auto-detect", key="mb_label_col").strip() or None
+        )
+        limit = int(cols[2].number_input("Sample size (0 = all rows)", min_value=0, value=100, step=50, key="mb_limit"))
         seed = int(cols[3].number_input("Sample seed", min_value=0, value=0, key="mb_seed"))
     model = current_model_spec()
     st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
@@ -60,13 +71,18 @@ with frame.setup:
         if dataset.skipped:
             st.caption(dataset.skipped_summary())
 
-    inputs = [setting("dataset", choice), setting("text column", text_col or "auto"),
-              setting("label column", label_col or "auto"), setting("sample size", limit or "all rows"),
-              setting("sample seed", seed), setting("model", model),
-              setting("methods", tuple(m.key for m in methods)), setting("reference model", reference),
-              setting("start token", current_start_token() or "automatic")]
-    run_clicked = st.button("Run benchmark", type="primary", disabled=choice is None or not methods,
-                            key="mb_run")
+    inputs = [
+        setting("dataset", choice),
+        setting("text column", text_col or "auto"),
+        setting("label column", label_col or "auto"),
+        setting("sample size", limit or "all rows"),
+        setting("sample seed", seed),
+        setting("model", model),
+        setting("methods", tuple(m.key for m in methods)),
+        setting("reference model", reference),
+        setting("start token", current_start_token() or "automatic"),
+    ]
+    run_clicked = st.button("Run benchmark", type="primary", disabled=choice is None or not methods, key="mb_run")
 with frame.result:
     if run_clicked and choice is not None:
         scroll_to_result_area()
@@ -76,9 +92,17 @@ with frame.result:
             store = ResultStore()
             with watched_run("mb", KIND, "texts"):
                 progress = streamlit_progress(f"Scoring {dataset.n} texts with {model}")
-                result = run_membership_benchmark(dataset, model, methods, store=store, reference_model=reference,
-                                                  batch_size=progress_batch_size(dataset.n), progress=progress,
-                                                  load_model=get_model, start_token=current_start_token())
+                result = run_membership_benchmark(
+                    dataset,
+                    model,
+                    methods,
+                    store=store,
+                    reference_model=reference,
+                    batch_size=progress_batch_size(dataset.n),
+                    progress=progress,
+                    load_model=get_model,
+                    start_token=current_start_token(),
+                )
             finish_run(RESULTS_KEY, [(result.run_id, result.n_computed)], inputs)
         except LeakLensError as exc:
             st.error(str(exc))
@@ -87,5 +111,6 @@ with frame.result:
     if shown:
         scroll_after_run()
     elif choice is None:
-        st.info("Choose a dataset in Setup to start: a ready example, an uploaded file, a local path or a hub "
-                "dataset id.")
+        st.info(
+            "Choose a dataset in Setup to start: a ready example, an uploaded file, a local path or a hub dataset id."
+        )

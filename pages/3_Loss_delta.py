@@ -19,10 +19,15 @@ from ui.loss_delta import show_report
 from ui.run_control import cancelled_notice, watched_run
 
 REPORT_KEY = "loss_delta_report"
-TEST_EXAMPLES = [ReadyExample("HumanEval (offline, 164 problems)", HUMANEVAL),
-                 ReadyExample("LeakLens built-in set", BUILTIN)]
-REF_EXAMPLES = [ReadyExample("LeakLens built-in set (52 fresh problems)", BUILTIN),
-                ReadyExample("HumanEval shadow set (hub)", SKY_SHADOW), ReadyExample("HumanEval (offline)", HUMANEVAL)]
+TEST_EXAMPLES = [
+    ReadyExample("HumanEval (offline, 164 problems)", HUMANEVAL),
+    ReadyExample("LeakLens built-in set", BUILTIN),
+]
+REF_EXAMPLES = [
+    ReadyExample("LeakLens built-in set (52 fresh problems)", BUILTIN),
+    ReadyExample("HumanEval shadow set (hub)", SKY_SHADOW),
+    ReadyExample("HumanEval (offline)", HUMANEVAL),
+]
 
 INTRO = (
     "A model that trained on a benchmark finds its solutions easier than equally hard problems written later. "
@@ -35,47 +40,79 @@ PRESENT_INTRO = (
     "benchmark solution and each solution of a set written later; a benchmark it finds clearly easier (a lower "
     "loss) may have been in its training data, or text very like it."
 )
-frame = result_first_page("Loss delta", INTRO, has_result=REPORT_KEY in st.session_state,
-                          present_intro=PRESENT_INTRO)
+frame = result_first_page("Loss delta", INTRO, has_result=REPORT_KEY in st.session_state, present_intro=PRESENT_INTRO)
 
 with frame.setup:
     left, right = st.columns(2)
     with left:
-        test_choice = dataset_picker("Test set (benchmark)", TEST_EXAMPLES, key="ld_test",
-                                     path_placeholder="/data/my_problems.jsonl",
-                                     hub_placeholder="openai/openai_humaneval")
+        test_choice = dataset_picker(
+            "Test set (benchmark)",
+            TEST_EXAMPLES,
+            key="ld_test",
+            path_placeholder="/data/my_problems.jsonl",
+            hub_placeholder="openai/openai_humaneval",
+        )
     with right:
-        ref_choice = dataset_picker("Reference set", REF_EXAMPLES, key="ld_ref",
-                                    path_placeholder="/data/my_problems.jsonl", hub_placeholder=SKY_SHADOW)
+        ref_choice = dataset_picker(
+            "Reference set",
+            REF_EXAMPLES,
+            key="ld_ref",
+            path_placeholder="/data/my_problems.jsonl",
+            hub_placeholder=SKY_SHADOW,
+        )
     with st.expander("Columns, size and pairing"):
         cols = st.columns(3)
         id_col = cols[0].text_input("Task id column", placeholder="auto: task_id, id", key="ld_id_col").strip() or None
-        prompt_col = cols[1].text_input("Prompt column", placeholder="auto: prompt",
-                                        key="ld_prompt_col").strip() or None
-        solution_col = cols[2].text_input("Solution column", placeholder="auto: canonical_solution, solution",
-                                          key="ld_solution_col").strip() or None
+        prompt_col = (
+            cols[1].text_input("Prompt column", placeholder="auto: prompt", key="ld_prompt_col").strip() or None
+        )
+        solution_col = (
+            cols[2]
+            .text_input("Solution column", placeholder="auto: canonical_solution, solution", key="ld_solution_col")
+            .strip()
+            or None
+        )
         cols = st.columns(3)
-        limit = int(cols[0].number_input("Problems per set (0 = all)", min_value=0, value=0, step=10,
-                                         key="ld_limit"))
-        pairing = cols[1].selectbox("Pairing", ["auto", "paired", "unpaired"], key="ld_pairing",
-                                    help="auto pairs problems by task id when both sets share ids (Wilcoxon "
-                                         "signed-rank); otherwise the sets are compared as two samples "
-                                         "(Mann-Whitney U).")
-        threshold = float(cols[2].number_input("Δ² threshold", value=DELTA2_THRESHOLD, step=0.01, format="%.3f",
-                                               key="ld_threshold"))
+        limit = int(cols[0].number_input("Problems per set (0 = all)", min_value=0, value=0, step=10, key="ld_limit"))
+        pairing = cols[1].selectbox(
+            "Pairing",
+            ["auto", "paired", "unpaired"],
+            key="ld_pairing",
+            help="auto pairs problems by task id when both sets share ids (Wilcoxon "
+            "signed-rank); otherwise the sets are compared as two samples "
+            "(Mann-Whitney U).",
+        )
+        threshold = float(
+            cols[2].number_input("Δ² threshold", value=DELTA2_THRESHOLD, step=0.01, format="%.3f", key="ld_threshold")
+        )
     model = current_model_spec()
     st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
-    base = st.text_input("Base model (optional, for Δ²)", placeholder="none", key="ld_base_0",
-                         help="The model before fine-tuning: a bundled name, local directory or hub id. "
-                              "Δ² = Δ_model − Δ_base isolates what fine-tuning added.").strip() or None
+    base = (
+        st.text_input(
+            "Base model (optional, for Δ²)",
+            placeholder="none",
+            key="ld_base_0",
+            help="The model before fine-tuning: a bundled name, local directory or hub id. "
+            "Δ² = Δ_model − Δ_base isolates what fine-tuning added.",
+        ).strip()
+        or None
+    )
 
-    inputs = [setting("test set", test_choice), setting("reference set", ref_choice),
-              setting("task id column", id_col or "auto"), setting("prompt column", prompt_col or "auto"),
-              setting("solution column", solution_col or "auto"), setting("problems per set", limit or "all"),
-              setting("pairing", pairing), setting("model", model), setting("base model", base),
-              setting("start token", current_start_token() or "automatic")]
-    run_clicked = st.button("Run loss-delta test", type="primary",
-                            disabled=test_choice is None or ref_choice is None, key="ld_run")
+    inputs = [
+        setting("test set", test_choice),
+        setting("reference set", ref_choice),
+        setting("task id column", id_col or "auto"),
+        setting("prompt column", prompt_col or "auto"),
+        setting("solution column", solution_col or "auto"),
+        setting("problems per set", limit or "all"),
+        setting("pairing", pairing),
+        setting("model", model),
+        setting("base model", base),
+        setting("start token", current_start_token() or "automatic"),
+    ]
+    run_clicked = st.button(
+        "Run loss-delta test", type="primary", disabled=test_choice is None or ref_choice is None, key="ld_run"
+    )
 with frame.result:
     if run_clicked and test_choice is not None and ref_choice is not None:
         scroll_to_result_area()
@@ -84,11 +121,20 @@ with frame.result:
             test = load_choice(load_problem_set, test_choice, limit=limit or None, **columns)
             ref = load_choice(load_problem_set, ref_choice, limit=limit or None, **columns)
             requests = [ModelRequest(model, base)]
-            with watched_run("ld", DELTA_KIND, "solutions",
-                             total=(len(test) + len(ref)) * len(distinct_specs(requests))):
+            with watched_run(
+                "ld", DELTA_KIND, "solutions", total=(len(test) + len(ref)) * len(distinct_specs(requests))
+            ):
                 progress = streamlit_progress(f"Scoring {len(test)} + {len(ref)} solutions with {model}")
-                report = run_leakage_test(test, ref, requests, load=get_model, pairing=pairing, store=ResultStore(),
-                                          progress=progress, start_token=current_start_token())
+                report = run_leakage_test(
+                    test,
+                    ref,
+                    requests,
+                    load=get_model,
+                    pairing=pairing,
+                    store=ResultStore(),
+                    progress=progress,
+                    start_token=current_start_token(),
+                )
             finish_run(REPORT_KEY, report, inputs)
         except LeakLensError as exc:
             st.error(str(exc))

@@ -22,10 +22,12 @@ from ui.run_control import cancelled_notice, watched_run
 
 REPORT_KEY = "mcq_report"
 SAMPLES = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
-EXAMPLES = file_examples({
-    "MMLU sample (English)": SAMPLES / "mmlu_sample.jsonl",
-    "Chinese exam sample (single + multi-choice)": SAMPLES / "chinese_mcq_sample.jsonl",
-}) + demo_examples("mcq")
+EXAMPLES = file_examples(
+    {
+        "MMLU sample (English)": SAMPLES / "mmlu_sample.jsonl",
+        "Chinese exam sample (single + multi-choice)": SAMPLES / "chinese_mcq_sample.jsonl",
+    }
+) + demo_examples("mcq")
 
 INTRO = (
     "Each option of each question is cut in half; the model sees the question, the earlier options and the first "
@@ -40,18 +42,29 @@ PRESENT_INTRO = (
     "answer option and asked to go on. A model that memorised the benchmark finishes many options word for word "
     "in their published order, and far fewer once the options are shuffled."
 )
-frame = result_first_page("MCQ memorisation", INTRO, has_result=REPORT_KEY in st.session_state,
-                          present_intro=PRESENT_INTRO)
+frame = result_first_page(
+    "MCQ memorisation", INTRO, has_result=REPORT_KEY in st.session_state, present_intro=PRESENT_INTRO
+)
 
 with frame.setup:
-    choice = dataset_picker("Benchmark", EXAMPLES, key="mcq", path_placeholder="/data/exam.jsonl",
-                            hub_placeholder="cais/mmlu", split_placeholder="test")
+    choice = dataset_picker(
+        "Benchmark",
+        EXAMPLES,
+        key="mcq",
+        path_placeholder="/data/exam.jsonl",
+        hub_placeholder="cais/mmlu",
+        split_placeholder="test",
+    )
     # No form: a form would run on Enter in any field, and would show edited values the results do not reflect.
     with st.container(border=True):
         left, middle, right = st.columns(3)
         limit = left.number_input("Sample size (questions)", 1, 5000, 20, key="mcq_limit")
-        cut = middle.selectbox("Cut", ["chars", "words"], key="mcq_cut",
-                               format_func=lambda c: "half the characters" if c == "chars" else "half the words")
+        cut = middle.selectbox(
+            "Cut",
+            ["chars", "words"],
+            key="mcq_cut",
+            format_func=lambda c: "half the characters" if c == "chars" else "half the words",
+        )
         seed = right.number_input("Shuffle seed", 0, 2**31 - 1, 0, key="mcq_seed")
         metric = left.selectbox("Similarity", SIMILARITY_METRICS, key="mcq_metric")
         threshold = middle.slider("Similarity threshold", 0.05, 1.0, 0.75, 0.05, key="mcq_threshold")
@@ -64,12 +77,21 @@ with frame.setup:
             option_template = c4.text_input("Option layout", "{letter}. {text}", key="mcq_otemplate")
     model = current_model_spec()
     st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
-    inputs = [setting("model", model), setting("start token", current_start_token() or "automatic"),
-              setting("benchmark", choice), setting("sample size", int(limit)), setting("cut", cut),
-              setting("shuffle seed", int(seed)), setting("similarity", metric),
-              setting("similarity threshold", threshold), setting("option-order test", permutation),
-              setting("question column", question_col), setting("option columns", option_cols),
-              setting("answer column", answer_col), setting("option layout", option_template)]
+    inputs = [
+        setting("model", model),
+        setting("start token", current_start_token() or "automatic"),
+        setting("benchmark", choice),
+        setting("sample size", int(limit)),
+        setting("cut", cut),
+        setting("shuffle seed", int(seed)),
+        setting("similarity", metric),
+        setting("similarity threshold", threshold),
+        setting("option-order test", permutation),
+        setting("question column", question_col),
+        setting("option columns", option_cols),
+        setting("answer column", answer_col),
+        setting("option layout", option_template),
+    ]
     submitted = st.button("Run", type="primary", key="mcq_run")
 with frame.result:
     if submitted and choice is None:
@@ -77,25 +99,40 @@ with frame.result:
     elif submitted and choice is not None:
         scroll_to_result_area()
         try:
-            columns = MCQColumns(question=question_col.strip(), answer=answer_col.strip() or None,
-                                 options=parse_option_columns(option_cols))
-            config = MCQConfig(layout=PromptLayout(option_template=option_template), cut=cut, metric=metric,
-                               threshold=float(threshold))
+            columns = MCQColumns(
+                question=question_col.strip(),
+                answer=answer_col.strip() or None,
+                options=parse_option_columns(option_cols),
+            )
+            config = MCQConfig(
+                layout=PromptLayout(option_template=option_template), cut=cut, metric=metric, threshold=float(threshold)
+            )
             dataset = load_choice(load_mcq, choice, columns=columns, limit=int(limit))
             with watched_run("mcq", KIND, "questions"):
                 report, _, n_computed = run_stored_benchmark(
-                    dataset.questions, config, load=lambda: get_model(model), store=ResultStore(), model=model,
-                    benchmark=display_name(dataset.source), shuffle_seed=int(seed), permutation=permutation,
+                    dataset.questions,
+                    config,
+                    load=lambda: get_model(model),
+                    store=ResultStore(),
+                    model=model,
+                    benchmark=display_name(dataset.source),
+                    shuffle_seed=int(seed),
+                    permutation=permutation,
                     progress=streamlit_progress(f"Probing original and shuffled options with {model}"),
-                    start_token=current_start_token())
+                    start_token=current_start_token(),
+                )
             said = [dataset.skipped_summary()] if dataset.skipped else []
-            finish_run(REPORT_KEY, MCQRun(report, model, display_name(dataset.source),
-                                          " ".join([*said, *dataset.notes]), n_computed), inputs)
+            finish_run(
+                REPORT_KEY,
+                MCQRun(report, model, display_name(dataset.source), " ".join([*said, *dataset.notes]), n_computed),
+                inputs,
+            )
         except LeakLensError as exc:
             st.error(str(exc))
     cancelled_notice("mcq")
     if show_result(REPORT_KEY, inputs, show_run, action="Run"):
         scroll_after_run()
     elif choice is None:
-        st.info("Choose a benchmark in Setup to start: a ready example, an uploaded file, a local path or a hub "
-                "dataset id.")
+        st.info(
+            "Choose a benchmark in Setup to start: a ready example, an uploaded file, a local path or a hub dataset id."
+        )

@@ -45,33 +45,49 @@ PRESENT_INTRO = (
     "data; an item whose words appear there was seen before, and its score says how much of it was copied "
     "(1 = word for word)."
 )
-frame = result_first_page("Overlap search", INTRO, has_result=RESULT_KEY in st.session_state,
-                          present_intro=PRESENT_INTRO)
+frame = result_first_page(
+    "Overlap search", INTRO, has_result=RESULT_KEY in st.session_state, present_intro=PRESENT_INTRO
+)
 
 with frame.setup:
-    backend_kind = st.radio("Backend", ["embedded", "elasticsearch"], key="overlap_backend", horizontal=True,
-                            help="Embedded: exact indexes on this machine, no server. Elasticsearch: a cluster "
-                                 "you run, for large and shared corpora.")
+    backend_kind = st.radio(
+        "Backend",
+        ["embedded", "elasticsearch"],
+        key="overlap_backend",
+        horizontal=True,
+        help="Embedded: exact indexes on this machine, no server. Elasticsearch: a cluster "
+        "you run, for large and shared corpora.",
+    )
     es_url, es_ca_certs, es_verify = "", "", True
     if backend_kind == "elasticsearch":
         es_cols = st.columns(3)
-        es_url = es_cols[0].text_input("Elasticsearch URL", value=os.environ.get("ES_URL", ""), key="overlap_es_url",
-                                       help="Credentials come from ELASTIC_USER / ELASTIC_PASSWORD or "
-                                            "ELASTIC_API_KEY.")
-        es_ca_certs = es_cols[1].text_input("CA certificate (HTTPS clusters)",
-                                            value=os.environ.get("ELASTIC_CA_CERTS", ""), key="overlap_es_ca_certs",
-                                            help="PEM file of the CA that signed the cluster's certificate; ES 8+ "
-                                                 "writes it to config/certs/http_ca.crt.")
-        es_verify = es_cols[2].checkbox("Verify the TLS certificate", value=True, key="overlap_es_verify",
-                                        help="Turn off only on a network you trust: without it anyone on the path "
-                                             "can read and change the traffic.")
+        es_url = es_cols[0].text_input(
+            "Elasticsearch URL",
+            value=os.environ.get("ES_URL", ""),
+            key="overlap_es_url",
+            help="Credentials come from ELASTIC_USER / ELASTIC_PASSWORD or ELASTIC_API_KEY.",
+        )
+        es_ca_certs = es_cols[1].text_input(
+            "CA certificate (HTTPS clusters)",
+            value=os.environ.get("ELASTIC_CA_CERTS", ""),
+            key="overlap_es_ca_certs",
+            help="PEM file of the CA that signed the cluster's certificate; ES 8+ "
+            "writes it to config/certs/http_ca.crt.",
+        )
+        es_verify = es_cols[2].checkbox(
+            "Verify the TLS certificate",
+            value=True,
+            key="overlap_es_verify",
+            help="Turn off only on a network you trust: without it anyone on the path can read and change the traffic.",
+        )
 
     tab_indexes, tab_search = st.tabs(["Indexes", "Search"])
 
     with tab_indexes:
         try:
-            backend = get_backend(backend_kind, es_url=es_url or None, es_ca_certs=es_ca_certs or None,
-                                  es_verify_certs=es_verify)
+            backend = get_backend(
+                backend_kind, es_url=es_url or None, es_ca_certs=es_ca_certs or None, es_verify_certs=es_verify
+            )
             if getattr(backend, "tls_warning", None):
                 st.warning(backend.tls_warning)
             infos = backend.list()
@@ -84,13 +100,20 @@ with frame.setup:
         build = False
         if backend is not None:
             st.subheader("Build an index")
-            train = dataset_picker("Training sets", demo_examples("overlap-train"), key="overlap_train",
-                                   several=True, path_placeholder="/data/train.jsonl, /data/chat.jsonl",
-                                   hub_placeholder="allenai/tulu-3-sft-mixture", split_placeholder="train")
+            train = dataset_picker(
+                "Training sets",
+                demo_examples("overlap-train"),
+                key="overlap_train",
+                several=True,
+                path_placeholder="/data/train.jsonl, /data/chat.jsonl",
+                hub_placeholder="allenai/tulu-3-sft-mixture",
+                split_placeholder="train",
+            )
             with st.form("overlap_build"):
                 name = st.text_input("Index name", key="overlap_name", placeholder="e.g. tulu-mix")
-                mixer = st.text_input("Dataset-mixer YAML path (optional: its datasets are indexed too)",
-                                      key="overlap_mixer")
+                mixer = st.text_input(
+                    "Dataset-mixer YAML path (optional: its datasets are indexed too)", key="overlap_mixer"
+                )
                 col1, col2, col3, col4 = st.columns(4)
                 text_field = col1.text_input("Text field", value="text", key="overlap_text_field")
                 messages_field = col2.text_input("Messages field (conversations)", key="overlap_messages_field")
@@ -99,8 +122,9 @@ with frame.setup:
                 col5, col6, col7 = st.columns(3)
                 index_type = col5.selectbox("Index type", ["text", "vector"], key="overlap_index_type")
                 model = col6.text_input("Embedding model (vector)", value="all-MiniLM-L6-v2", key="overlap_model")
-                ngram_size = col7.number_input("n-gram size (text)", 1, 64, DEFAULT_NGRAM_SIZE,
-                                               key="overlap_build_ngram")
+                ngram_size = col7.number_input(
+                    "n-gram size (text)", 1, 64, DEFAULT_NGRAM_SIZE, key="overlap_build_ngram"
+                )
                 overwrite = st.checkbox("Replace an index of the same name", key="overlap_overwrite")
                 build = st.form_submit_button("Build index", type="primary")
         if build:
@@ -109,18 +133,31 @@ with frame.setup:
                 slot = st.empty()
                 try:
                     sources = training_sources(
-                        training_datasets(train), text_field=text_field, messages_field=messages_field,
-                        query_filter=query_filter, query_field=query_field, split=train.split if train else None,
-                        config=train.config if train else None, mixer_config=mixer,
+                        training_datasets(train),
+                        text_field=text_field,
+                        messages_field=messages_field,
+                        query_filter=query_filter,
+                        query_field=query_field,
+                        split=train.split if train else None,
+                        config=train.config if train else None,
+                        mixer_config=mixer,
                     )
                     with slot.container():
-                        result = build_index(backend, name, sources, index_type=index_type,
-                                             ngram_size=int(ngram_size), model=model.strip() or None,
-                                             overwrite=overwrite, progress=streamlit_progress("Indexing documents"))
+                        result = build_index(
+                            backend,
+                            name,
+                            sources,
+                            index_type=index_type,
+                            ngram_size=int(ngram_size),
+                            model=model.strip() or None,
+                            overwrite=overwrite,
+                            progress=streamlit_progress("Indexing documents"),
+                        )
                     slot.empty()
                     notes = tuple(n for n in (skipped_note(d, s) for d, s in result.skipped.items()) if n)
-                    st.session_state[BUILD_KEY] = BuiltIndex(result.info.name, result.info.n_docs,
-                                                             result.info.size_bytes, notes)
+                    st.session_state[BUILD_KEY] = BuiltIndex(
+                        result.info.name, result.info.n_docs, result.info.size_bytes, notes
+                    )
                     st.session_state[BUILT_NOW_KEY] = True
                     infos = backend.list()
                 except LeakLensError as exc:
@@ -149,9 +186,14 @@ with frame.setup:
         names = [i.name for i in infos]
         if not names:
             st.info("Build an index first (Indexes tab): the ready example indexes a small demo corpus in seconds.")
-        test = dataset_picker("Test set", demo_examples("overlap-test"), key="overlap_test",
-                              path_placeholder="/data/eval.jsonl", hub_placeholder="cais/mmlu",
-                              split_placeholder="test")
+        test = dataset_picker(
+            "Test set",
+            demo_examples("overlap-test"),
+            key="overlap_test",
+            path_placeholder="/data/eval.jsonl",
+            hub_placeholder="cais/mmlu",
+            split_placeholder="test",
+        )
         # No form: a form would search on Enter in any field, and would show edited values the results do not
         # reflect.
         with st.container(border=True):
@@ -163,17 +205,26 @@ with frame.setup:
             mode = col3.selectbox("Mode", ["ngram", "exact", "vector"], key="overlap_mode")
             col4, col5, col6 = st.columns(3)
             n = col4.number_input("n-gram size", 1, 64, DEFAULT_NGRAM_SIZE, key="overlap_ngram")
-            threshold = col5.number_input("Match threshold (empty: raw scores)", 0.0, 1.0, value=None, step=0.05,
-                                          key="overlap_threshold")
-            search_size = col6.number_input("Search size (Elasticsearch)", 1, 10000, DEFAULT_SEARCH_SIZE,
-                                            key="overlap_search_size")
+            threshold = col5.number_input(
+                "Match threshold (empty: raw scores)", 0.0, 1.0, value=None, step=0.05, key="overlap_threshold"
+            )
+            search_size = col6.number_input(
+                "Search size (Elasticsearch)", 1, 10000, DEFAULT_SEARCH_SIZE, key="overlap_search_size"
+            )
             clean = st.checkbox("Write decontaminated training files", key="overlap_decontaminate")
             go = st.button("Search", type="primary", key="overlap_search", disabled=not names)
-        inputs = [setting("backend", f"{backend_kind} {es_url}".strip()), indexes_input(chosen, infos),
-                  setting("test set", test), setting("text field", field.strip() or "auto"),
-                  setting("id field", id_field.strip() or None), setting("mode", mode),
-                  setting("n-gram size", int(n)), setting("match threshold", threshold),
-                  setting("search size", int(search_size)), setting("decontaminated files", clean)]
+        inputs = [
+            setting("backend", f"{backend_kind} {es_url}".strip()),
+            indexes_input(chosen, infos),
+            setting("test set", test),
+            setting("text field", field.strip() or "auto"),
+            setting("id field", id_field.strip() or None),
+            setting("mode", mode),
+            setting("n-gram size", int(n)),
+            setting("match threshold", threshold),
+            setting("search size", int(search_size)),
+            setting("decontaminated files", clean),
+        ]
 
 with frame.result:
     if go:
@@ -181,14 +232,23 @@ with frame.result:
         try:
             if test is None:
                 raise DataError("Give a test set: a ready example, an upload, a file path or a hub dataset id.")
-            settings = SearchSettings(mode=mode, ngram_size=int(n), match_threshold=threshold,
-                                      search_size=int(search_size))
+            settings = SearchSettings(
+                mode=mode, ngram_size=int(n), match_threshold=threshold, search_size=int(search_size)
+            )
             test_set = load_test_set(test, field.strip() or None, id_field.strip() or None)
-            outcome = run_search(backend, chosen, [test_set], settings, results_dir(), clean=clean,
-                                 progress=streamlit_progress("Searching test instances"))
+            outcome = run_search(
+                backend,
+                chosen,
+                [test_set],
+                settings,
+                results_dir(),
+                clean=clean,
+                progress=streamlit_progress("Searching test instances"),
+            )
             models = sorted({i.model for i in infos if i.name in chosen and i.model})
-            shown_search = ShownSearch(outcome, eval_set_label(test), tuple(chosen),
-                                       ", ".join(models) or "no model (text search)")
+            shown_search = ShownSearch(
+                outcome, eval_set_label(test), tuple(chosen), ", ".join(models) or "no model (text search)"
+            )
             st.session_state.pop(BUILD_KEY, None)  # the verdict is now the page's news
             finish_run(RESULT_KEY, shown_search, inputs)
         except LeakLensError as exc:
@@ -201,5 +261,7 @@ with frame.result:
     if shown:
         scroll_after_run()
     elif BUILD_KEY not in st.session_state and not names:
-        st.info("Start in Setup: on the *Indexes* tab build an index of a training set (the ready example is a "
-                "small demo corpus), then search it from the *Search* tab.")
+        st.info(
+            "Start in Setup: on the *Indexes* tab build an index of a training set (the ready example is a "
+            "small demo corpus), then search it from the *Search* tab."
+        )

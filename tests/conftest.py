@@ -32,3 +32,10 @@ def _private_results_store(tmp_path, monkeypatch):
     """Commands store by default: keep every test's runs out of the user's own results store."""
     if not os.environ.get("LEAKLENS_STORE"):
         monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "default-results.sqlite"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that loads the bundled 135M model is slow wherever it lives: `make test-fast` leaves it out."""
+    for item in items:
+        if "smollm2" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)

@@ -48,7 +48,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state:
                 cycle = visit(nxt)
                 if cycle:
@@ -80,8 +80,19 @@ def test_core_modules_live_in_feature_packages():
     stray = sorted(p.name for p in CORE.glob("*.py") if p.name not in TOP_LEVEL_ALLOWED)
     assert stray == [], f"modules outside a core/ subpackage: {stray}"
     packages = {p.parent.name for p in CORE.glob("*/__init__.py")}
-    assert {"engine", "methods", "stats", "data", "store", "membership", "leakage", "mcq", "overlap", "viz",
-            "cli"} <= packages
+    assert {
+        "engine",
+        "methods",
+        "stats",
+        "data",
+        "store",
+        "membership",
+        "leakage",
+        "mcq",
+        "overlap",
+        "viz",
+        "cli",
+    } <= packages
 
 
 def test_pages_hold_no_bare_strings_streamlit_would_print():
@@ -91,7 +102,9 @@ def test_pages_hold_no_bare_strings_streamlit_would_print():
         f"{path.name}:{node.lineno}"
         for path in pages
         for index, node in enumerate(ast.parse(path.read_text()).body)
-        if index > 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if index > 0
+        and isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
         and isinstance(node.value.value, str)
     ]
     assert found == [], f"bare strings a page would print: {found}"
@@ -150,8 +163,10 @@ def _whole_graph() -> dict[str, set[str]]:
     """Imports of every module of core/, ui/, pages/ and app.py, lazy ones included, as module names."""
     root = CORE.parent
     files = {p: _module_name(p) for p in CORE.rglob("*.py")}
-    files |= {p: ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
-              for p in [*root.joinpath("ui").rglob("*.py"), *root.joinpath("pages").glob("*.py"), root / "app.py"]}
+    files |= {
+        p: ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        for p in [*root.joinpath("ui").rglob("*.py"), *root.joinpath("pages").glob("*.py"), root / "app.py"]
+    }
     graph: dict[str, set[str]] = {}
     for path, name in files.items():
         targets: set[str] = set()
@@ -176,5 +191,7 @@ def test_the_layer_check_finds_a_planted_upward_import():
         "core.mcq.stored": {"core.membership.benchmark"},  # across, same layer
         "core.data.labelled": {"core.data.fingerprint", "core.errors"},  # own package, lower: fine
     }
-    assert layer_violations(graph) == ["core.engine.auxiliary -> core.methods.base",
-                                       "core.mcq.stored -> core.membership.benchmark"]
+    assert layer_violations(graph) == [
+        "core.engine.auxiliary -> core.methods.base",
+        "core.mcq.stored -> core.membership.benchmark",
+    ]

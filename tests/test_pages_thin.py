@@ -25,8 +25,13 @@ DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 def _is_st_call(node: ast.AST, names: tuple[str, ...] | frozenset[str]) -> bool:
     """``st.NAME(...)`` for one of ``names``."""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "st")
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in names
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "st"
+    )
 
 
 def _is_streamlit_command(node: ast.AST) -> bool:
@@ -118,11 +123,16 @@ def page_violations(source: str, name: str = "<page>") -> list[str]:
     """What a page script holds that belongs in ``ui/`` or ``core/``, one line each."""
     tree = ast.parse(source, filename=name)
     callbacks = _callbacks(tree)
-    found = [f"{name}:{node.lineno} defines {node.name}: move it to ui/ (drawing) or core/ (logic)"
-             for node in ast.walk(tree)
-             if isinstance(node, DEFINITIONS) and (isinstance(node, ast.ClassDef) or node.name not in callbacks)]
-    found += [f"{name}:{line} sets {constant}: a rule number belongs with the code it governs in core/"
-              for constant, line in _numeric_constants(tree) if not _layout_only(tree, constant)]
+    found = [
+        f"{name}:{node.lineno} defines {node.name}: move it to ui/ (drawing) or core/ (logic)"
+        for node in ast.walk(tree)
+        if isinstance(node, DEFINITIONS) and (isinstance(node, ast.ClassDef) or node.name not in callbacks)
+    ]
+    found += [
+        f"{name}:{line} sets {constant}: a rule number belongs with the code it governs in core/"
+        for constant, line in _numeric_constants(tree)
+        if not _layout_only(tree, constant)
+    ]
     return sorted(found, key=lambda line: int(line.split(":")[1].split()[0]))
 
 
@@ -131,7 +141,7 @@ def test_pages_only_lay_out_widgets_and_call_core_and_ui():
     assert found == [], "pages must stay thin:\n" + "\n".join(found)
 
 
-PLANTED = '''
+PLANTED = """
 import streamlit as st
 from ui.common import page_setup
 
@@ -166,7 +176,7 @@ with st.container(height=620 if page_batch_size(10) > MANY_CARDS else "content")
     st.button("Open", on_click=_choose, args=("a",))
     st.number_input("Threshold", value=THRESHOLD)
     st.caption(f"Flagged below {THRESHOLD}")
-'''
+"""
 
 
 def test_the_check_finds_planted_helpers_and_rule_numbers():
@@ -181,7 +191,7 @@ def test_the_check_finds_planted_helpers_and_rule_numbers():
 
 
 def test_callbacks_page_functions_and_layout_numbers_are_allowed():
-    allowed = '''
+    allowed = """
 import streamlit as st
 
 MANY_CARDS = 8
@@ -205,5 +215,5 @@ st.toggle("Present", on_change=_sync)
 cols = st.columns(2)
 with st.container(height=620 if cols else MANY_CARDS):
     cols[0].number_input("Size", 1, MANY_CARDS)
-'''
+"""
     assert page_violations(allowed) == []

@@ -66,8 +66,11 @@ ANSWERS = [
     Answer("answer: B", reason="matches no option text"),  # was read as B
     Answer("paris", reason="answer 'paris' matches no option text"),  # exact text only
     Answer("E", reason="answer 'E' is not one of the options (A-D or 0-3)"),
-    Answer("2", reason="answer '2' is ambiguous: read as a letter or index it is C, but it is the text of option B",
-           options=tuple(NUMBERS.items())),
+    Answer(
+        "2",
+        reason="answer '2' is ambiguous: read as a letter or index it is C, but it is the text of option B",
+        options=tuple(NUMBERS.items()),
+    ),
     Answer("4", "D", options=tuple(NUMBERS.items())),  # no index 4 of four: option D's text
     Answer(2, "C", options=tuple(NUMBERS.items())),  # a number stays an index
 ]
@@ -97,13 +100,21 @@ def test_option_columns_are_read_with_commas_spaces_or_both():
     assert parse_option_columns(["A,B", " C ", "D,E,", "F"]) == tuple("ABCDEF")
 
 
-@pytest.mark.parametrize(("columns", "note"), [
-    ({"A", "B", "C", "D", "E", "F"}, "six.jsonl has option columns E, F beyond --option-cols A,B,C,D; "
-                                     "pass --option-cols A B C D E F to use them"),
-    ({"A", "B", "C", "D", "E"}, "six.jsonl has option column E beyond --option-cols A,B,C,D; "
-                                "pass --option-cols A B C D E to use it"),
-    ({"A", "B", "C", "D"}, None),
-])
+@pytest.mark.parametrize(
+    ("columns", "note"),
+    [
+        (
+            {"A", "B", "C", "D", "E", "F"},
+            "six.jsonl has option columns E, F beyond --option-cols A,B,C,D; "
+            "pass --option-cols A B C D E F to use them",
+        ),
+        (
+            {"A", "B", "C", "D", "E"},
+            "six.jsonl has option column E beyond --option-cols A,B,C,D; pass --option-cols A B C D E to use it",
+        ),
+        ({"A", "B", "C", "D"}, None),
+    ],
+)
 def test_unused_option_columns_are_noted(columns, note, tmp_path):
     path = tmp_path / "six.jsonl"
     rows = [{"question": f"Q{i}?", **{c: f"{c} text {i}" for c in sorted(columns)}, "answer": "A"} for i in range(3)]
@@ -113,13 +124,23 @@ def test_unused_option_columns_are_noted(columns, note, tmp_path):
     assert ds.notes == ((note,) if note else ())
 
 
-@pytest.mark.parametrize(("source", "flags", "message"), [
-    ("{tmp}/data.jsonl", {"split": "train"}, "--split applies to hub datasets; {tmp}/data.jsonl is a local file: "
-                                             "drop --split."),
-    ("{tmp}/data.jsonl", {"config": "en"}, "--config applies to hub datasets; {tmp}/data.jsonl is a local file"),
-    ("demo:famous-vs-fresh", {"split": "train", "config": "en"},
-     "--split and --config apply to hub datasets; demo:famous-vs-fresh is a shipped demo: drop --split and --config."),
-])
+@pytest.mark.parametrize(
+    ("source", "flags", "message"),
+    [
+        (
+            "{tmp}/data.jsonl",
+            {"split": "train"},
+            "--split applies to hub datasets; {tmp}/data.jsonl is a local file: drop --split.",
+        ),
+        ("{tmp}/data.jsonl", {"config": "en"}, "--config applies to hub datasets; {tmp}/data.jsonl is a local file"),
+        (
+            "demo:famous-vs-fresh",
+            {"split": "train", "config": "en"},
+            "--split and --config apply to hub datasets; demo:famous-vs-fresh is a shipped demo: "
+            "drop --split and --config.",
+        ),
+    ],
+)
 def test_hub_options_on_local_data_are_refused(source, flags, message, tmp_path):
     path = tmp_path / "data.jsonl"
     path.write_text("".join(json.dumps({"text": f"text {i}", "label": i % 2}) + "\n" for i in range(4)))
@@ -133,21 +154,32 @@ def test_hub_options_on_local_data_are_refused(source, flags, message, tmp_path)
 # --- which limit cut a text ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("max_context", "max_tokens", "cut_at_max_tokens", "cut_by_context"), [
-    (2048, 8, 6, 0),  # --max-tokens far below the context: the cut is --max-tokens'
-    (12, 8, 6, 0),
-    (12, None, 0, 6),  # no --max-tokens: the context cut them
-    (12, 50, 0, 6),  # --max-tokens above the context: the context cut them
-])
-def test_the_limit_that_cut_a_text_is_known(max_context, max_tokens, cut_at_max_tokens, cut_by_context, tiny_lm,
-                                            tmp_path):
+@pytest.mark.parametrize(
+    ("max_context", "max_tokens", "cut_at_max_tokens", "cut_by_context"),
+    [
+        (2048, 8, 6, 0),  # --max-tokens far below the context: the cut is --max-tokens'
+        (12, 8, 6, 0),
+        (12, None, 0, 6),  # no --max-tokens: the context cut them
+        (12, 50, 0, 6),  # --max-tokens above the context: the context cut them
+    ],
+)
+def test_the_limit_that_cut_a_text_is_known(
+    max_context, max_tokens, cut_at_max_tokens, cut_by_context, tiny_lm, tmp_path
+):
     dataset = load_labelled_dataset("demo:famous-vs-fresh", limit=6, sample=False)
     lm = dataclasses.replace(tiny_lm, max_context=max_context)
-    result = run_membership_benchmark(dataset, "tiny-random", parse_methods(["loss"]),
-                                      store=ResultStore(tmp_path / "r.sqlite"), load_model=lambda spec: lm,
-                                      max_tokens=max_tokens)
+    result = run_membership_benchmark(
+        dataset,
+        "tiny-random",
+        parse_methods(["loss"]),
+        store=ResultStore(tmp_path / "r.sqlite"),
+        load_model=lambda spec: lm,
+        max_tokens=max_tokens,
+    )
     assert (result.n_cut_at_max_tokens, result.n_truncated - result.n_cut_at_max_tokens) == (
-        cut_at_max_tokens, cut_by_context)
+        cut_at_max_tokens,
+        cut_by_context,
+    )
 
 
 # --- the commands ----------------------------------------------------------------------------------
@@ -172,44 +204,126 @@ def _n_options(stdout: str) -> int:
 
 TINY = ["--model", "tiny-random", "--no-store"]
 COMMANDS = [
-    Command("mcq: answers as option text, and one that matches none", ["mcq", "--dataset", "{tmp}/answers.jsonl",
-                                                                       *TINY],
-            0, ("warning: 2 rows skipped (lines 3, 4: ", "answer 'Madrid' matches no option text",
-                "answer 'a city, I think' matches no option text"), check=lambda out: "questions: 3" in out),
-    Command("mcq: a 6-option file under the default columns", ["mcq", "--dataset", "{tmp}/six.jsonl", "--json",
-                                                              *TINY],
-            0, ("note: six.jsonl has option columns E, F beyond --option-cols A,B,C,D; pass --option-cols "
-                "A B C D E F to use them",), check=lambda out: _n_options(out) == 4),
-    Command("mcq: --option-cols A B C D E F", ["mcq", "--dataset", "{tmp}/six.jsonl", "--option-cols", "A", "B",
-                                               "C", "D", "E", "F", "--json", *TINY],
-            0, absent=("note: six.jsonl",), check=lambda out: _n_options(out) == 6),
-    Command("mcq: --option-cols A,B,C,D,E,F", ["mcq", "--dataset", "{tmp}/six.jsonl", "--option-cols", "A,B,C",
-                                               "D,E,F", "--json", *TINY],
-            0, absent=("note: six.jsonl",), check=lambda out: _n_options(out) == 6),
-    Command("mcq: --split on a local file", ["mcq", "--dataset", "{tmp}/six.jsonl", "--split", "train", *TINY],
-            2, ("error: --split applies to hub datasets; {tmp}/six.jsonl is a local file: drop --split.",)),
-    Command("mcq: --config on a local file", ["mcq", "--dataset", "{tmp}/six.jsonl", "--config", "all", *TINY],
-            2, ("error: --config applies to hub datasets; {tmp}/six.jsonl is a local file: drop --config.",)),
-    Command("mia: --split on a demo", ["mia", "--dataset", "demo:famous-vs-fresh", "--split", "train", *TINY],
-            2, ("error: --split applies to hub datasets; demo:famous-vs-fresh is a shipped demo: drop --split.",)),
-    Command("delta: --split with its shipped sets", ["delta", "--split", "test", "--limit", "5", *TINY],
-            2, ("error: --split applies to hub datasets; humaneval is a shipped set; builtin is a shipped set",)),
-    Command("dataset-inference: --config with two local sets",
-            ["dataset-inference", "--suspect", "demo:famous-vs-fresh", "--validation", "{tmp}/six.jsonl",
-             "--config", "all", *TINY],
-            2, ("error: --config applies to hub datasets; demo:famous-vs-fresh is a shipped demo; {tmp}/six.jsonl "
-                "is a local file: drop --config.",)),
-    Command("overlap index: --split on a demo", ["overlap", "index", "--index-dir", "{tmp}/idx", "--name", "x",
-                                                 "--dataset", "demo:overlap-train", "--split", "train"],
-            2, ("error: --split applies to hub datasets; demo:overlap-train is a shipped demo: drop --split.",)),
-    Command("overlap search: --split on a local test file", ["overlap", "search", "--index-dir", "{tmp}/idx",
-                                                             "--index", "x", "--dataset", "{tmp}/six.jsonl",
-                                                             "--split", "test", "--output-dir", "{tmp}/out"],
-            2, ("error: --split applies to hub datasets; {tmp}/six.jsonl is a local file: drop --split.",)),
-    Command("mia: texts cut by --max-tokens", ["mia", "--dataset", "demo:famous-vs-fresh", "--limit", "6",
-                                               "--max-tokens", "8", *TINY],
-            0, ("note: 6 texts were longer than --max-tokens 8 and were scored on their first 8 tokens",),
-            absent=("longer than the context", "longer than the model's context")),
+    Command(
+        "mcq: answers as option text, and one that matches none",
+        ["mcq", "--dataset", "{tmp}/answers.jsonl", *TINY],
+        0,
+        (
+            "warning: 2 rows skipped (lines 3, 4: ",
+            "answer 'Madrid' matches no option text",
+            "answer 'a city, I think' matches no option text",
+        ),
+        check=lambda out: "questions: 3" in out,
+    ),
+    Command(
+        "mcq: a 6-option file under the default columns",
+        ["mcq", "--dataset", "{tmp}/six.jsonl", "--json", *TINY],
+        0,
+        (
+            "note: six.jsonl has option columns E, F beyond --option-cols A,B,C,D; pass --option-cols "
+            "A B C D E F to use them",
+        ),
+        check=lambda out: _n_options(out) == 4,
+    ),
+    Command(
+        "mcq: --option-cols A B C D E F",
+        ["mcq", "--dataset", "{tmp}/six.jsonl", "--option-cols", "A", "B", "C", "D", "E", "F", "--json", *TINY],
+        0,
+        absent=("note: six.jsonl",),
+        check=lambda out: _n_options(out) == 6,
+    ),
+    Command(
+        "mcq: --option-cols A,B,C,D,E,F",
+        ["mcq", "--dataset", "{tmp}/six.jsonl", "--option-cols", "A,B,C", "D,E,F", "--json", *TINY],
+        0,
+        absent=("note: six.jsonl",),
+        check=lambda out: _n_options(out) == 6,
+    ),
+    Command(
+        "mcq: --split on a local file",
+        ["mcq", "--dataset", "{tmp}/six.jsonl", "--split", "train", *TINY],
+        2,
+        ("error: --split applies to hub datasets; {tmp}/six.jsonl is a local file: drop --split.",),
+    ),
+    Command(
+        "mcq: --config on a local file",
+        ["mcq", "--dataset", "{tmp}/six.jsonl", "--config", "all", *TINY],
+        2,
+        ("error: --config applies to hub datasets; {tmp}/six.jsonl is a local file: drop --config.",),
+    ),
+    Command(
+        "mia: --split on a demo",
+        ["mia", "--dataset", "demo:famous-vs-fresh", "--split", "train", *TINY],
+        2,
+        ("error: --split applies to hub datasets; demo:famous-vs-fresh is a shipped demo: drop --split.",),
+    ),
+    Command(
+        "delta: --split with its shipped sets",
+        ["delta", "--split", "test", "--limit", "5", *TINY],
+        2,
+        ("error: --split applies to hub datasets; humaneval is a shipped set; builtin is a shipped set",),
+    ),
+    Command(
+        "dataset-inference: --config with two local sets",
+        [
+            "dataset-inference",
+            "--suspect",
+            "demo:famous-vs-fresh",
+            "--validation",
+            "{tmp}/six.jsonl",
+            "--config",
+            "all",
+            *TINY,
+        ],
+        2,
+        (
+            "error: --config applies to hub datasets; demo:famous-vs-fresh is a shipped demo; {tmp}/six.jsonl "
+            "is a local file: drop --config.",
+        ),
+    ),
+    Command(
+        "overlap index: --split on a demo",
+        [
+            "overlap",
+            "index",
+            "--index-dir",
+            "{tmp}/idx",
+            "--name",
+            "x",
+            "--dataset",
+            "demo:overlap-train",
+            "--split",
+            "train",
+        ],
+        2,
+        ("error: --split applies to hub datasets; demo:overlap-train is a shipped demo: drop --split.",),
+    ),
+    Command(
+        "overlap search: --split on a local test file",
+        [
+            "overlap",
+            "search",
+            "--index-dir",
+            "{tmp}/idx",
+            "--index",
+            "x",
+            "--dataset",
+            "{tmp}/six.jsonl",
+            "--split",
+            "test",
+            "--output-dir",
+            "{tmp}/out",
+        ],
+        2,
+        ("error: --split applies to hub datasets; {tmp}/six.jsonl is a local file: drop --split.",),
+    ),
+    Command(
+        "mia: texts cut by --max-tokens",
+        ["mia", "--dataset", "demo:famous-vs-fresh", "--limit", "6", "--max-tokens", "8", *TINY],
+        0,
+        ("note: 6 texts were longer than --max-tokens 8 and were scored on their first 8 tokens",),
+        absent=("longer than the context", "longer than the model's context"),
+    ),
 ]
 
 
@@ -222,8 +336,14 @@ def _write_files(folder: Path) -> None:
         {"question": "Capital of Italy?", **CITIES, "answer": "Rome"},
     ]
     (folder / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    six = [{"question": f"Which word is number {i}?", **{c: f"the {c} answer of question {i}" for c in "ABCDEF"},
-            "answer": "ABCDEF"[i]} for i in range(6)]
+    six = [
+        {
+            "question": f"Which word is number {i}?",
+            **{c: f"the {c} answer of question {i}" for c in "ABCDEF"},
+            "answer": "ABCDEF"[i],
+        }
+        for i in range(6)
+    ]
     (folder / "six.jsonl").write_text("".join(json.dumps(r) + "\n" for r in six))
 
 
@@ -232,8 +352,9 @@ def test_commands(case: Command, tmp_path):
     _write_files(tmp_path)
     argv = [a.replace("{tmp}", str(tmp_path)) for a in case.argv]
     env = {**os.environ, **OFFLINE, "LEAKLENS_STORE": str(tmp_path / "store.sqlite")}
-    done = subprocess.run([sys.executable, "-m", "core", *argv], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "core", *argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
     output = done.stdout + done.stderr
     assert done.returncode == case.code, output
     for text in case.says:

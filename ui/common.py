@@ -20,8 +20,11 @@ ASSETS = Path(__file__).resolve().parents[1] / "assets"
 def page_setup(title: str) -> None:
     """Wide layout, tab title, favicon and sidebar logo; call first on every page."""
     _use_app_navigation()
-    st.set_page_config(page_title=f"{title} · LeakLens" if title != "LeakLens" else title,
-                       page_icon=str(ASSETS / "favicon.png"), layout="wide")
+    st.set_page_config(
+        page_title=f"{title} · LeakLens" if title != "LeakLens" else title,
+        page_icon=str(ASSETS / "favicon.png"),
+        layout="wide",
+    )
     st.logo(str(ASSETS / "wordmark.svg"), icon_image=str(ASSETS / "logo.svg"), size="large")
 
 
@@ -95,7 +98,9 @@ def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
     with where.expander("Scoring options"):
         planned = planned_start_token(st.session_state[MODEL_KEY])
         st.text_input(
-            "Start token", key=START_TOKEN_KEY, placeholder=f"automatic: {planned}",
+            "Start token",
+            key=START_TOKEN_KEY,
+            placeholder=f"automatic: {planned}",
             help="The token every passage is scored after. Leave empty for the documented rule (never a chat-role "
             "token); it changes every score, so runs with another start token are stored apart.",
         )
@@ -118,31 +123,46 @@ def streamlit_progress(label: str) -> Callable[[int, int], None]:
 # Metric names a stakeholder can read: (plain label with the technical name in brackets, tooltip).
 # Keys are the technical names the tables and files use; only what is shown on screen changes.
 METRICS: dict[str, tuple[str, str]] = {
-    "AUROC": ("Separates seen from unseen (AUROC)",
-              "Area under the ROC curve: the chance that a random member (seen in training) scores higher than a "
-              "random non-member. 0.5 = chance, 1.0 = perfect separation."),
+    "AUROC": (
+        "Separates seen from unseen (AUROC)",
+        "Area under the ROC curve: the chance that a random member (seen in training) scores higher than a "
+        "random non-member. 0.5 = chance, 1.0 = perfect separation.",
+    ),
     "CI low": ("95% CI low (AUROC)", "Lower end of the AUROC's 95% bootstrap confidence interval (1000 resamples)."),
     "CI high": ("95% CI high (AUROC)", "Upper end of the AUROC's 95% bootstrap confidence interval (1000 resamples)."),
-    "TPR@1%FPR": ("Members caught at 1% false alarms (TPR@1%FPR)",
-                  "True-positive rate when the threshold lets only 1% of non-members through as members."),
-    "TPR@5%FPR": ("Members caught at 5% false alarms (TPR@5%FPR)",
-                  "True-positive rate when the threshold lets only 5% of non-members through as members."),
-    "L_test": ("Loss on benchmark (L_test)",
-               "Mean loss (−log-probability per solution token, given the prompt) on the benchmark: lower = easier "
-               "for the model."),
-    "L_ref": ("Loss on reference (L_ref)",
-              "Mean loss (−log-probability per solution token, given the prompt) on the freshly written reference "
-              "set."),
-    "Δ": ("Benchmark easier than reference (Δ)",
-          "Δ = L_test − L_ref. Negative: the model finds this benchmark (or its style) easier than the reference."),
+    "TPR@1%FPR": (
+        "Members caught at 1% false alarms (TPR@1%FPR)",
+        "True-positive rate when the threshold lets only 1% of non-members through as members.",
+    ),
+    "TPR@5%FPR": (
+        "Members caught at 5% false alarms (TPR@5%FPR)",
+        "True-positive rate when the threshold lets only 5% of non-members through as members.",
+    ),
+    "L_test": (
+        "Loss on benchmark (L_test)",
+        "Mean loss (−log-probability per solution token, given the prompt) on the benchmark: lower = easier "
+        "for the model.",
+    ),
+    "L_ref": (
+        "Loss on reference (L_ref)",
+        "Mean loss (−log-probability per solution token, given the prompt) on the freshly written reference set.",
+    ),
+    "Δ": (
+        "Benchmark easier than reference (Δ)",
+        "Δ = L_test − L_ref. Negative: the model finds this benchmark (or its style) easier than the reference.",
+    ),
     "Δ CI low": ("95% CI low (Δ)", "Lower end of Δ's 95% bootstrap confidence interval."),
     "Δ CI high": ("95% CI high (Δ)", "Upper end of Δ's 95% bootstrap confidence interval."),
-    "p": ("Chance of no real difference (p)",
-          "p-value of the significance test: how likely a Δ this far from 0 is if both sets were equally easy."),
+    "p": (
+        "Chance of no real difference (p)",
+        "p-value of the significance test: how likely a Δ this far from 0 is if both sets were equally easy.",
+    ),
     "Δ_SFT": ("Δ after fine-tuning (Δ_SFT)", "Δ = L_test − L_ref of the fine-tuned model."),
     "Δ_base": ("Δ of the base model (Δ_base)", "Δ = L_test − L_ref of the base model it was fine-tuned from."),
-    "Δ²": ("What fine-tuning added (Δ²)",
-           "Δ² = Δ_SFT − Δ_base. Markedly negative: fine-tuning made the benchmark easier than the reference."),
+    "Δ²": (
+        "What fine-tuning added (Δ²)",
+        "Δ² = Δ_SFT − Δ_base. Markedly negative: fine-tuning made the benchmark easier than the reference.",
+    ),
 }
 
 

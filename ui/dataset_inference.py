@@ -40,36 +40,64 @@ def show_inference(inference: DatasetInference) -> None:
     st.plotly_chart(held_out_scores(inference), width="stretch", key="di_scores")
     with controls("di_downloads"):
         cols = st.columns(4)
-        cols[0].download_button("Report (HTML)", inference_report(inference), "leaklens_dataset_inference.html",
-                                "text/html", key="di_html")
-        cols[1].download_button("Test result (CSV)", result_table_csv(inference),
-                                "dataset_inference_result.csv", "text/csv", key="di_csv")
-        cols[2].download_button("Each detector's AUROC (CSV)", detectors_csv(inference),
-                                "dataset_inference_detectors.csv", "text/csv", key="di_detectors_csv")
-        cols[3].download_button("Per-text scores (CSV)", texts_csv(inference),
-                                "dataset_inference_texts.csv", "text/csv", key="di_texts_csv")
-        st.download_button("Result (JSON)", json.dumps(inference.to_dict(), indent=2, default=str),
-                           "dataset_inference.json", "application/json", key="di_json")
+        cols[0].download_button(
+            "Report (HTML)", inference_report(inference), "leaklens_dataset_inference.html", "text/html", key="di_html"
+        )
+        cols[1].download_button(
+            "Test result (CSV)", result_table_csv(inference), "dataset_inference_result.csv", "text/csv", key="di_csv"
+        )
+        cols[2].download_button(
+            "Each detector's AUROC (CSV)",
+            detectors_csv(inference),
+            "dataset_inference_detectors.csv",
+            "text/csv",
+            key="di_detectors_csv",
+        )
+        cols[3].download_button(
+            "Per-text scores (CSV)", texts_csv(inference), "dataset_inference_texts.csv", "text/csv", key="di_texts_csv"
+        )
+        st.download_button(
+            "Result (JSON)",
+            json.dumps(inference.to_dict(), indent=2, default=str),
+            "dataset_inference.json",
+            "application/json",
+            key="di_json",
+        )
 
     with details("di_numbers"):
         blind = inference.scores.blind_baseline
         cols = st.columns(4)
-        cols[0].metric("p-value", f"{result.p_value:.2g}",
-                       help="Twice the median p-value of the random splits: valid however dependent the splits are.")
-        cols[1].metric("Texts", f"{result.n_suspect} + {result.n_validation}",
-                       help="Suspect + validation texts scored.")
-        cols[2].metric("Effect (Cohen's d)", f"{result.effect_size:+.2f}",
-                       help="How far apart the held-out combined scores of the two sets are, in standard deviations.")
-        cols[3].metric("Wording alone (blind AUROC)", "n/a" if blind is None else f"{blind.auroc:.2f}",
-                       help="A bag-of-words classifier that never sees the model; near 0.5 means the sets read "
-                            "alike.")
+        cols[0].metric(
+            "p-value",
+            f"{result.p_value:.2g}",
+            help="Twice the median p-value of the random splits: valid however dependent the splits are.",
+        )
+        cols[1].metric(
+            "Texts", f"{result.n_suspect} + {result.n_validation}", help="Suspect + validation texts scored."
+        )
+        cols[2].metric(
+            "Effect (Cohen's d)",
+            f"{result.effect_size:+.2f}",
+            help="How far apart the held-out combined scores of the two sets are, in standard deviations.",
+        )
+        cols[3].metric(
+            "Wording alone (blind AUROC)",
+            "n/a" if blind is None else f"{blind.auroc:.2f}",
+            help="A bag-of-words classifier that never sees the model; near 0.5 means the sets read alike.",
+        )
         needed = texts_for_power(result.effect_size)
-        st.caption("An effect of this size needs about "
-                   f"{needed} texts per set for an 80% chance of p < 0.05." if needed else
-                   "The scores point away from the suspect set (its texts look less familiar to the model), so more "
-                   "texts could settle on no sign, not on evidence that the model trained on it.")
+        st.caption(
+            f"An effect of this size needs about {needed} texts per set for an 80% chance of p < 0.05."
+            if needed
+            else "The scores point away from the suspect set (its texts look less familiar to the model), so more "
+            "texts could settle on no sign, not on evidence that the model trained on it."
+        )
         st.plotly_chart(split_p_values(inference), width="stretch", key="di_splits_chart")
         st.plotly_chart(detector_weights(inference), width="stretch", key="di_weights")
         with st.expander("Each detector alone (AUROC, suspect vs validation)"):
-            st.dataframe(inference.scores.table_rows(), hide_index=True, width="stretch",
-                         column_order=["label", "auroc", "ci_low", "ci_high", "n"])
+            st.dataframe(
+                inference.scores.table_rows(),
+                hide_index=True,
+                width="stretch",
+                column_order=["label", "auroc", "ci_low", "ci_high", "n"],
+            )

@@ -88,8 +88,10 @@ def demo_examples(task: str) -> list[ReadyExample]:
 
 def known_examples(known: Mapping[str, tuple[str, str | None, str | None, str]]) -> list[ReadyExample]:
     """Ready examples from a ``{label: (source, split, config, description)}`` table (e.g. ``KNOWN_DATASETS``)."""
-    return [ReadyExample(label, source, split, config, description)
-            for label, (source, split, config, description) in known.items()]
+    return [
+        ReadyExample(label, source, split, config, description)
+        for label, (source, split, config, description) in known.items()
+    ]
 
 
 def file_examples(files: Mapping[str, Path]) -> list[ReadyExample]:
@@ -114,8 +116,10 @@ def default_example(examples: Sequence[ReadyExample]) -> int:
     A real benchmark beside the checkout stays the default where a page had one; a fresh clone without
     it starts on the demo, which runs offline. Otherwise the first example.
     """
-    for wanted in (lambda e: not is_demo_source(e.source) and Path(e.source).is_file(),
-                   lambda e: is_demo_source(e.source)):
+    for wanted in (
+        lambda e: not is_demo_source(e.source) and Path(e.source).is_file(),
+        lambda e: is_demo_source(e.source),
+    ):
         index = next((i for i, e in enumerate(examples) if wanted(e)), None)
         if index is not None:
             return index
@@ -143,15 +147,15 @@ def dataset_picker(
     plural = " (comma-separated)" if several else ""
     if kind == READY:
         labels = [e.label for e in examples]
-        picked = st.selectbox(f"{label}: ready example", labels, index=default_example(examples),
-                              key=f"{key}_example")
+        picked = st.selectbox(f"{label}: ready example", labels, index=default_example(examples), key=f"{key}_example")
         example = examples[labels.index(picked)]
         if example.description:
             st.caption(example.description)
         return DatasetChoice(example.source, example.split, example.config)
     if kind == UPLOAD:
-        upload = st.file_uploader(f"{label}: CSV, TSV, JSONL, JSON or Parquet file", type=UPLOAD_TYPES,
-                                  key=f"{key}_upload")
+        upload = st.file_uploader(
+            f"{label}: CSV, TSV, JSONL, JSON or Parquet file", type=UPLOAD_TYPES, key=f"{key}_upload"
+        )
         return None if upload is None else DatasetChoice(upload.name, data=upload.getvalue())
     if kind == PATH:
         path = st.text_input(f"{label}: file path{plural}", placeholder=path_placeholder, key=f"{key}_path")

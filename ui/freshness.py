@@ -102,8 +102,10 @@ def _join(labels: Sequence[str]) -> str:
 def stale_message(found: Sequence[tuple[str, str, str]], action: str) -> str:
     """The warning above an out-of-date result: that it is, what changed, how to update it, each change."""
     changed = _join([label for label, _, _ in found])
-    lines = [f"**{STALE_HEADLINE}** {changed[0].upper()}{changed[1:]} changed since they were computed; "
-             f"press **{action}** to update them."]
+    lines = [
+        f"**{STALE_HEADLINE}** {changed[0].upper()}{changed[1:]} changed since they were computed; "
+        f"press **{action}** to update them."
+    ]
     lines += [f"- {label}: `{old}` → now `{new}`" for label, old, new in found]
     return "\n".join(lines)
 

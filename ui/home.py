@@ -22,24 +22,52 @@ class PageCard:
 
 
 PAGES: tuple[PageCard, ...] = (
-    PageCard("pages/1_Inspect_a_passage.py", "Inspect a passage", ":material/search:",
-             "Paste one passage and see, token by token, how confidently the model predicts it, with every "
-             "detector's score."),
-    PageCard("pages/2_Membership_benchmark.py", "Membership benchmark", ":material/dataset:",
-             "Score a labelled dataset (members vs non-members) with many detectors and compare how well each "
-             "separates them."),
-    PageCard("pages/3_Loss_delta.py", "Loss delta", ":material/compare_arrows:",
-             "Compare the model's loss on a benchmark with its loss on freshly written reference text."),
-    PageCard("pages/4_MCQ_memorisation.py", "MCQ memorisation", ":material/quiz:",
-             "Test whether the model completes multiple-choice options it should not know, and whether shuffling "
-             "them changes its accuracy."),
-    PageCard("pages/5_Overlap_search.py", "Overlap search", ":material/manage_search:",
-             "Find test items that appear (nearly) verbatim in a training corpus, report them and decontaminate."),
-    PageCard("pages/6_Dataset_inference.py", "Dataset inference", ":material/fact_check:",
-             "Ask whether the model trained on a whole set of texts (a book, a benchmark, a corpus) and get a "
-             "p-value, checked against texts from the same source that it never saw."),
-    PageCard("pages/7_Results.py", "Results", ":material/leaderboard:",
-             "Every method on every dataset ranked by AUROC with confidence intervals, ROC curves and export."),
+    PageCard(
+        "pages/1_Inspect_a_passage.py",
+        "Inspect a passage",
+        ":material/search:",
+        "Paste one passage and see, token by token, how confidently the model predicts it, with every "
+        "detector's score.",
+    ),
+    PageCard(
+        "pages/2_Membership_benchmark.py",
+        "Membership benchmark",
+        ":material/dataset:",
+        "Score a labelled dataset (members vs non-members) with many detectors and compare how well each "
+        "separates them.",
+    ),
+    PageCard(
+        "pages/3_Loss_delta.py",
+        "Loss delta",
+        ":material/compare_arrows:",
+        "Compare the model's loss on a benchmark with its loss on freshly written reference text.",
+    ),
+    PageCard(
+        "pages/4_MCQ_memorisation.py",
+        "MCQ memorisation",
+        ":material/quiz:",
+        "Test whether the model completes multiple-choice options it should not know, and whether shuffling "
+        "them changes its accuracy.",
+    ),
+    PageCard(
+        "pages/5_Overlap_search.py",
+        "Overlap search",
+        ":material/manage_search:",
+        "Find test items that appear (nearly) verbatim in a training corpus, report them and decontaminate.",
+    ),
+    PageCard(
+        "pages/6_Dataset_inference.py",
+        "Dataset inference",
+        ":material/fact_check:",
+        "Ask whether the model trained on a whole set of texts (a book, a benchmark, a corpus) and get a "
+        "p-value, checked against texts from the same source that it never saw.",
+    ),
+    PageCard(
+        "pages/7_Results.py",
+        "Results",
+        ":material/leaderboard:",
+        "Every method on every dataset ranked by AUROC with confidence intervals, ROC curves and export.",
+    ),
 )
 
 

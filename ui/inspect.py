@@ -57,6 +57,7 @@ from core.membership.summary import (
     too_short_text,
 )
 from core.methods import Method, default_methods
+from core.methods.slope import Values
 from core.stats.finding import Finding
 from core.store.results import ResultStore
 from core.viz.calibration_plot import placement_strip
@@ -109,6 +110,7 @@ class InspectResult:
 
 # ---------------------------------------------------------------- input
 
+
 def _fill(key: str, example: Example) -> None:
     st.session_state[key] = example.text
 
@@ -128,29 +130,46 @@ def passage_inputs() -> list[tuple[str, str]]:
     """Draw the inputs; return the ``(name, text)`` pairs to analyse (one, or two when comparing)."""
     st.session_state.setdefault(TEXT_A, "")
     st.session_state.setdefault(TEXT_B, "")
-    compare = st.toggle(
-        "Compare with a second passage (e.g. the original vs a paraphrase)", key=COMPARE
-    )
+    compare = st.toggle("Compare with a second passage (e.g. the original vs a paraphrase)", key=COMPARE)
     columns = st.columns(2) if compare else [st.container()]
     with columns[0]:
         buttons = st.columns(2)
-        famous, fresh = ("Gettysburg (famous)", "Fresh (unseen)") if compare else (
-            "Example: Gettysburg Address (famous)", "Example: fresh paragraph (unseen)")
-        buttons[0].button(famous, key="inspect_example_famous",
-                          on_click=_fill, args=(TEXT_A, GETTYSBURG), help=GETTYSBURG.why, width="stretch")
-        buttons[1].button(fresh, key="inspect_example_fresh",
-                          on_click=_fill, args=(TEXT_A, FRESH), help=FRESH.why, width="stretch")
-        st.text_area("Passage A" if compare else "Passage", key=TEXT_A, height=170,
-                     placeholder="Paste a passage here, or pick an example above, or upload a .txt file below.")
+        famous, fresh = (
+            ("Gettysburg (famous)", "Fresh (unseen)")
+            if compare
+            else ("Example: Gettysburg Address (famous)", "Example: fresh paragraph (unseen)")
+        )
+        buttons[0].button(
+            famous,
+            key="inspect_example_famous",
+            on_click=_fill,
+            args=(TEXT_A, GETTYSBURG),
+            help=GETTYSBURG.why,
+            width="stretch",
+        )
+        buttons[1].button(
+            fresh, key="inspect_example_fresh", on_click=_fill, args=(TEXT_A, FRESH), help=FRESH.why, width="stretch"
+        )
+        st.text_area(
+            "Passage A" if compare else "Passage",
+            key=TEXT_A,
+            height=170,
+            placeholder="Paste a passage here, or pick an example above, or upload a .txt file below.",
+        )
         st.file_uploader("…or upload a .txt file (UTF-8)", type=["txt"], key=UPLOAD, on_change=_load_upload)
         if st.session_state.get(UPLOAD_ERROR):
             st.error(st.session_state[UPLOAD_ERROR])
     if not compare:
         return [("Passage", st.session_state[TEXT_A])]
     with columns[1]:
-        st.button("Paraphrase of the Gettysburg opening", key="inspect_example_paraphrase",
-                  on_click=_fill, args=(TEXT_B, GETTYSBURG_PARAPHRASE), help=GETTYSBURG_PARAPHRASE.why,
-                  width="stretch")
+        st.button(
+            "Paraphrase of the Gettysburg opening",
+            key="inspect_example_paraphrase",
+            on_click=_fill,
+            args=(TEXT_B, GETTYSBURG_PARAPHRASE),
+            help=GETTYSBURG_PARAPHRASE.why,
+            width="stretch",
+        )
         st.text_area("Passage B", key=TEXT_B, height=170, placeholder="The passage to compare with passage A.")
     return [("Passage A", st.session_state[TEXT_A]), ("Passage B", st.session_state[TEXT_B])]
 
@@ -163,11 +182,16 @@ def current_inputs(passages: list[tuple[str, str]], max_tokens: int) -> list[Inp
     """
     texts = [typed_text("passage", passages[0][1])]
     texts += [typed_text("second passage", text) for _, text in passages[1:]]
-    return [setting("model", current_model_spec()), setting("start token", current_start_token() or "automatic"),
-            *texts, setting("token limit", max_tokens)]
+    return [
+        setting("model", current_model_spec()),
+        setting("start token", current_start_token() or "automatic"),
+        *texts,
+        setting("token limit", max_tokens),
+    ]
 
 
 # ---------------------------------------------------------------- computation
+
 
 def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, complete: bool) -> InspectResult | None:
     """Analyse (or fetch from this session's cache); shows a friendly message instead of raising.
@@ -176,8 +200,10 @@ def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, comp
     """
     empty = [name for name, text in passages if not text.strip()]
     if empty:
-        st.info(f"{' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty. Paste some text, pick an "
-                "example or upload a .txt file in Setup, then press **Analyse**.")
+        st.info(
+            f"{' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty. Paste some text, pick an "
+            "example or upload a .txt file in Setup, then press **Analyse**."
+        )
         return None
     cached = cached_result(spec, passages, max_tokens, complete=complete)  # keyed by the start token too
     if cached is not None:
@@ -208,7 +234,10 @@ def _placements(lm, found) -> tuple[tuple[PassagePlacement | None, ...], str]:
     """Place every passage among the fresh calibration passages, scored once per model and kept in the store."""
     try:
         calibration = stored_fresh_calibration(
-            lm.spec, get_model=lambda: lm, store=ResultStore(), setup=resolve_setup(),
+            lm.spec,
+            get_model=lambda: lm,
+            store=ResultStore(),
+            setup=resolve_setup(),
             start_token=current_start_token(),
             progress=streamlit_progress("Scoring LeakLens's freshly written passages once for this model"),
         )
@@ -237,6 +266,7 @@ def cached_reference_points(spec: str, start_token: str | None = None) -> list[R
 
 # ---------------------------------------------------------------- the verdict
 
+
 def _same_text(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
@@ -260,8 +290,10 @@ def passage_verdict(result: InspectResult, index: int) -> Finding:
         "Cannot tell: the passage could not be compared with freshly written passages, and a single score has "
         "no threshold of its own.",
         (reason,),
-        ("Without text the model cannot have seen, scored the same way, there is nothing to place the passage "
-         "against.",),
+        (
+            "Without text the model cannot have seen, scored the same way, there is nothing to place the passage "
+            "against.",
+        ),
     )
 
 
@@ -282,8 +314,9 @@ def _set_label(placement: PassagePlacement, finding: Finding) -> str:
 def _strip(placement: PassagePlacement, method: MethodPlacement, finding: Finding, name: str, key: str) -> None:
     """One placed method as a strip: light blue dots for the compared fresh passages, a diamond for the passage."""
     title = f"Dots: {method.n_compared} {_set_label(placement, finding)} · further right = more predictable"
-    st.plotly_chart(placement_strip(method, name, set_label=_set_label(placement, finding), title=title),
-                    width="stretch", key=key)
+    st.plotly_chart(
+        placement_strip(method, name, set_label=_set_label(placement, finding), title=title), width="stretch", key=key
+    )
 
 
 def data_label(result: InspectResult) -> str:
@@ -291,8 +324,9 @@ def data_label(result: InspectResult) -> str:
     names = []
     for index, passage in enumerate(result.passages):
         text = result.texts[index] if index < len(result.texts) else ""
-        example = next((e for e in (GETTYSBURG, FRESH, GETTYSBURG_PARAPHRASE) if text and _same_text(e.text, text)),
-                       None)
+        example = next(
+            (e for e in (GETTYSBURG, FRESH, GETTYSBURG_PARAPHRASE) if text and _same_text(e.text, text)), None
+        )
         label = EXAMPLE_LABELS[example.key] if example is not None else "your passage"
         names.append(label if len(result.passages) == 1 else f"{passage.name}: {label}")
     joined = " vs ".join(names)
@@ -310,8 +344,9 @@ def render_verdicts(result: InspectResult) -> list[Finding]:
             st.markdown(f"**{passage.name}**")
         finding_banner(finding)
         if placement is not None and comparable(placement):
-            _strip(placement, placement.deciding, finding, _chart_name(result, passage),
-                   f"placement_{_slug(passage.name)}")
+            _strip(
+                placement, placement.deciding, finding, _chart_name(result, passage), f"placement_{_slug(passage.name)}"
+            )
     return findings
 
 
@@ -334,14 +369,18 @@ def render_comparison_details(result: InspectResult, findings: list[Finding]) ->
         if not comparable(placement):
             if too_short(placement.n_tokens):
                 continue
-            st.caption(f"{prefix} freshly written passages nearest in length, by {deciding.label}. They are "
-                       "no yardstick for this passage (see the verdict), so read nothing into where it falls.")
+            st.caption(
+                f"{prefix} freshly written passages nearest in length, by {deciding.label}. They are "
+                "no yardstick for this passage (see the verdict), so read nothing into where it falls."
+            )
             _strip(placement, deciding, finding, name, f"placement_nearest_{_slug(passage.name)}")
             continue
         for method in others:
-            st.caption(f"{prefix} same {placement.n_similar} passages by {method.label} "
-                       f"({_share_text(method)}). The verdict follows the less extreme of the "
-                       f"{len(placement.methods)} readings: {deciding.label}.")
+            st.caption(
+                f"{prefix} same {placement.n_similar} passages by {method.label} "
+                f"({_share_text(method)}). The verdict follows the less extreme of the "
+                f"{len(placement.methods)} readings: {deciding.label}."
+            )
             _strip(placement, method, finding, name, f"placement_{_slug(passage.name)}_{method.method_key}")
 
 
@@ -357,14 +396,24 @@ def _share_text(method: MethodPlacement) -> str:
 def _method_line(method: MethodPlacement) -> str:
     median = float(np.median(method.calibration_scores))
     if method.method_key == "loss":  # the score is the mean log-prob: perplexity reads better
-        return (f"- perplexity **{format_perplexity(math.exp(-method.score))}** against their median "
-                f"{format_perplexity(math.exp(-median))} (lower = more predictable): {_share_text(method)}")
-    return (f"- {method.label} **{method.score:.2f}** against their median {median:.2f} (higher = more "
-            f"predictable): {_share_text(method)}")
+        return (
+            f"- perplexity **{format_perplexity(math.exp(-method.score))}** against their median "
+            f"{format_perplexity(math.exp(-median))} (lower = more predictable): {_share_text(method)}"
+        )
+    return (
+        f"- {method.label} **{method.score:.2f}** against their median {median:.2f} (higher = more "
+        f"predictable): {_share_text(method)}"
+    )
 
 
-def placement_summary(passage: InspectedPassage, placement: PassagePlacement | None, finding: Finding,
-                      references: list[ReferencePoint], model: str, text: str) -> str:
+def placement_summary(
+    passage: InspectedPassage,
+    placement: PassagePlacement | None,
+    finding: Finding,
+    references: list[ReferencePoint],
+    model: str,
+    text: str,
+) -> str:
     """The scores section's reading, in the verdict's terms: the same fresh passages, the deciding method first.
 
     Without a placement there is no verdict, and the reading says so (``honest_summary``).
@@ -375,14 +424,19 @@ def placement_summary(passage: InspectedPassage, placement: PassagePlacement | N
         return honest_summary(perplexity, references, model, text=text, n_tokens=n_tokens)
     low, high = placement.token_range
     if not comparable(placement):
-        return (f"**No freshly written passages of this length to compare with**, so no reading (see the verdict "
-                f"above). This passage has {n_tokens} tokens and perplexity {format_perplexity(perplexity)} under "
-                f"`{model}`; the nearest fresh passages are {low}–{high} tokens long.")
+        return (
+            f"**No freshly written passages of this length to compare with**, so no reading (see the verdict "
+            f"above). This passage has {n_tokens} tokens and perplexity {format_perplexity(perplexity)} under "
+            f"`{model}`; the nearest fresh passages are {low}–{high} tokens long."
+        )
     deciding = placement.deciding
     methods = [deciding, *(m for m in placement.methods if m is not deciding)]
-    lines = [f"**The verdict's comparison:** this passage ({n_tokens} tokens) against the {placement.n_similar} "
-             f"freshly written passages of similar length ({low}–{high} tokens), scored by `{model}`. The verdict "
-             f"reads {deciding.label}, the less extreme of:", *(_method_line(m) for m in methods)]
+    lines = [
+        f"**The verdict's comparison:** this passage ({n_tokens} tokens) against the {placement.n_similar} "
+        f"freshly written passages of similar length ({low}–{high} tokens), scored by `{model}`. The verdict "
+        f"reads {deciding.label}, the less extreme of:",
+        *(_method_line(m) for m in methods),
+    ]
     return "\n".join(lines)
 
 
@@ -400,6 +454,7 @@ def reference_scale(perplexity: float, references: list[ReferencePoint], text: s
 
 
 # ---------------------------------------------------------------- the sections under the verdict
+
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
@@ -431,13 +486,15 @@ def render_curve(result: InspectResult) -> None:
         options = st.columns([2, 3, 2])
         values = options[0].radio("Show", ["log-prob", "probability"], horizontal=True, key="inspect_values")
         kgram_label = options[1].select_slider(
-            "k-gram normalisation", options=["none"] + [str(k) for k in range(1, MAX_KGRAM + 1)],
-            key="inspect_kgram", disabled=not result.complete,
+            "k-gram normalisation",
+            options=["none"] + [str(k) for k in range(1, MAX_KGRAM + 1)],
+            key="inspect_kgram",
+            disabled=not result.complete,
             help="Subtract each token's log-prob given only the k−1 tokens before it: what remains is how much "
-                 "the long context helped (1 = the token's probability with no context at all).",
+            "the long context helped (1 = the token's probability with no context at all).",
         )
     kgram = 0 if kgram_label == "none" or not result.complete else int(kgram_label)
-    kind = "logprob" if values == "log-prob" else "prob"
+    kind: Values = "logprob" if values == "log-prob" else "prob"
     curves = [confidence_curve(p.analysis.records, p.name, kind, kgram) for p in result.passages]
     chart, numbers = st.columns([3, 1])
     chart.plotly_chart(confidence_figure(curves), key="inspect_curve", width="stretch")
@@ -447,16 +504,27 @@ def render_curve(result: InspectResult) -> None:
                 if len(curves) > 1:
                     st.markdown(f"**{curve.name}**")
                 if not slope_reportable(len(curve.y)):
-                    st.caption(f"No slope shown: a line through {len(curve.y)} tokens is noise; a slope needs at "
-                               f"least {MIN_SLOPE_TOKENS}.")
+                    st.caption(
+                        f"No slope shown: a line through {len(curve.y)} tokens is noise; a slope needs at "
+                        f"least {MIN_SLOPE_TOKENS}."
+                    )
                     continue
-                st.metric("Slope b", _fmt(curve.slope),
-                          help="Least-squares slope of the curve, per token: rising confidence along the passage.")
-                st.metric("mean − b", _fmt(curve.mean_adjusted),
-                          help="The curve's mean minus its slope: the mean-adjusted slope score (the research's "
-                               "b − mean, negated so that higher = more likely seen, like every score here).")
-                st.metric("(mean − b) / std", _fmt(curve.z_adjusted),
-                          help="The mean-adjusted score divided by the curve's standard deviation (z-adjusted).")
+                st.metric(
+                    "Slope b",
+                    _fmt(curve.slope),
+                    help="Least-squares slope of the curve, per token: rising confidence along the passage.",
+                )
+                st.metric(
+                    "mean − b",
+                    _fmt(curve.mean_adjusted),
+                    help="The curve's mean minus its slope: the mean-adjusted slope score (the research's "
+                    "b − mean, negated so that higher = more likely seen, like every score here).",
+                )
+                st.metric(
+                    "(mean − b) / std",
+                    _fmt(curve.z_adjusted),
+                    help="The mean-adjusted score divided by the curve's standard deviation (z-adjusted).",
+                )
 
 
 def render_heatmaps(result: InspectResult) -> None:
@@ -494,9 +562,12 @@ def render_scores(result: InspectResult, methods: list[Method], findings: list[F
                 _render_percentiles(passage, calibration, methods)
             _score_cards(passage, methods, per_row)
             if not result.complete:
-                st.caption("Computing the k-gram slope scores…" if st.session_state.get(KGRAMS_PENDING) else
-                           "The k-gram slope scores were not computed (the run stopped first): press **Analyse** "
-                           "in Setup to add them.")
+                st.caption(
+                    "Computing the k-gram slope scores…"
+                    if st.session_state.get(KGRAMS_PENDING)
+                    else "The k-gram slope scores were not computed (the run stopped first): press **Analyse** "
+                    "in Setup to add them."
+                )
 
 
 def _score_cards(passage: InspectedPassage, methods: list[Method], per_row: int) -> None:
@@ -506,8 +577,10 @@ def _score_cards(passage: InspectedPassage, methods: list[Method], per_row: int)
         st.caption(too_short_text(n_tokens))
         return
     if len(scores) < len(passage.analysis.scores):
-        st.caption(f"Probability-slope scores are left out: a slope needs at least {MIN_SLOPE_TOKENS} tokens "
-                   f"to mean anything, and this passage has {n_tokens}.")
+        st.caption(
+            f"Probability-slope scores are left out: a slope needs at least {MIN_SLOPE_TOKENS} tokens "
+            f"to mean anything, and this passage has {n_tokens}."
+        )
     headline, variants = split_headline([m for m in methods if m.key in scores])
     _card_rows(passage, headline, per_row)
     if variants:
@@ -528,21 +601,30 @@ def _card_rows(passage: InspectedPassage, methods: list[Method], per_row: int) -
 def _render_percentiles(passage: InspectedPassage, calibration: Calibration, methods: list[Method]) -> None:
     labels = {m.key: m.label for m in methods}
     rows = calibration_percentiles(
-        reportable_scores(passage.analysis.scores, passage.analysis.records.n_tokens), calibration)
+        reportable_scores(passage.analysis.scores, passage.analysis.records.n_tokens), calibration
+    )
     if not rows:
         return
     name = calibration.name.replace("_", "\\_")  # a file name's underscores must not end the italics
-    st.markdown(f"**Against the calibration set _{name}_** (higher = more member-like; a separate comparison "
-                "you chose in Setup, not the verdict's):")
+    st.markdown(
+        f"**Against the calibration set _{name}_** (higher = more member-like; a separate comparison "
+        "you chose in Setup, not the verdict's):"
+    )
     st.dataframe(
-        [{"method": labels.get(r.method_key, r.method_key),
-          "above % of known members": round(r.above_members, 1),
-          "above % of known non-members": round(r.above_non_members, 1)} for r in rows],
+        [
+            {
+                "method": labels.get(r.method_key, r.method_key),
+                "above % of known members": round(r.above_members, 1),
+                "above % of known non-members": round(r.above_non_members, 1),
+            }
+            for r in rows
+        ],
         hide_index=True,
     )
 
 
 # ---------------------------------------------------------------- exports
+
 
 def token_csv(result: InspectResult, findings: list[Finding]) -> str:
     """One row per scored token, each starting with its passage's verdict, the model and the passage.
@@ -551,8 +633,9 @@ def token_csv(result: InspectResult, findings: list[Finding]) -> str:
     untrusted); its rows are read back and given the verdict columns.
     """
     parts: list[str] = []
-    tables = [list(csv.DictReader(io.StringIO(token_table_csv([(p.name, p.analysis.records)]))))
-              for p in result.passages]
+    tables = [
+        list(csv.DictReader(io.StringIO(token_table_csv([(p.name, p.analysis.records)])))) for p in result.passages
+    ]
     columns: list[str] = []
     for rows in tables:
         for row in rows[:1]:
@@ -567,20 +650,37 @@ def scores_csv(result: InspectResult, findings: list[Finding]) -> str:
     """One row per passage and detector: the score and, for the placed methods, its place among fresh passages."""
     labels = {m.key: m.label for m in default_methods()}
     parts: list[str] = []
-    columns = ["passage", "n_tokens", "perplexity", "method", "method_label", "score", "percentile_vs_fresh",
-               "fresh_scoring_at_least_as_high", "fresh_compared", "chance_if_fresh"]
+    columns = [
+        "passage",
+        "n_tokens",
+        "perplexity",
+        "method",
+        "method_label",
+        "score",
+        "percentile_vs_fresh",
+        "fresh_scoring_at_least_as_high",
+        "fresh_compared",
+        "chance_if_fresh",
+    ]
     for index, (passage, finding) in enumerate(zip(result.passages, findings, strict=True)):
         placement = placement_of(result, index)
         rows = []
         for key, value in reportable_scores(passage.analysis.scores, passage.analysis.records.n_tokens).items():
             placed = placement.method(key) if placement is not None else None
-            rows.append({"passage": passage.name, "n_tokens": passage.analysis.records.n_tokens,
-                         "perplexity": passage.analysis.perplexity, "method": key,
-                         "method_label": labels.get(key, key), "score": value,
-                         "percentile_vs_fresh": placed.percentile if placed else None,
-                         "fresh_scoring_at_least_as_high": placed.n_at_least if placed else None,
-                         "fresh_compared": placed.n_compared if placed else None,
-                         "chance_if_fresh": placed.chance if placed else None})
+            rows.append(
+                {
+                    "passage": passage.name,
+                    "n_tokens": passage.analysis.records.n_tokens,
+                    "perplexity": passage.analysis.perplexity,
+                    "method": key,
+                    "method_label": labels.get(key, key),
+                    "score": value,
+                    "percentile_vs_fresh": placed.percentile if placed else None,
+                    "fresh_scoring_at_least_as_high": placed.n_at_least if placed else None,
+                    "fresh_compared": placed.n_compared if placed else None,
+                    "chance_if_fresh": placed.chance if placed else None,
+                }
+            )
         text = result_csv(rows, finding=finding, model=result.model, data=passage.name, columns=columns)
         parts.append(text if not parts else text.split("\n", 1)[1])
     return "".join(parts)
@@ -589,17 +689,38 @@ def scores_csv(result: InspectResult, findings: list[Finding]) -> str:
 def render_downloads(result: InspectResult, findings: list[Finding]) -> None:
     placements = [placement_of(result, i) for i in range(len(result.passages))]
     cols = st.columns(3)
-    if all(p is not None for p in placements):
+    placed = [p for p in placements if p is not None]
+    if len(placed) == len(placements):
         cols[0].download_button(
-            "Report (HTML)", lambda: passage_report(result.passages, placements, model=result.model),
-            "leaklens_passage_report.html", "text/html", key="inspect_report", on_click="ignore",
-            icon=":material/description:", help="One self-contained file: the verdict, the charts and the numbers.")
+            "Report (HTML)",
+            lambda: passage_report(result.passages, placed, model=result.model),
+            "leaklens_passage_report.html",
+            "text/html",
+            key="inspect_report",
+            on_click="ignore",
+            icon=":material/description:",
+            help="One self-contained file: the verdict, the charts and the numbers.",
+        )
     else:
         cols[0].caption("No report: the passage could not be compared with freshly written passages.")
-    cols[1].download_button("Detector scores (CSV)", scores_csv(result, findings), "leaklens_scores.csv", "text/csv",
-                            key="inspect_scores_csv", on_click="ignore", icon=":material/download:")
-    cols[2].download_button("Per-token table (CSV)", token_csv(result, findings), "leaklens_tokens.csv", "text/csv",
-                            key="inspect_download", on_click="ignore", icon=":material/download:")
+    cols[1].download_button(
+        "Detector scores (CSV)",
+        scores_csv(result, findings),
+        "leaklens_scores.csv",
+        "text/csv",
+        key="inspect_scores_csv",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+    cols[2].download_button(
+        "Per-token table (CSV)",
+        token_csv(result, findings),
+        "leaklens_tokens.csv",
+        "text/csv",
+        key="inspect_download",
+        on_click="ignore",
+        icon=":material/download:",
+    )
 
 
 RESULT_CSS = """
@@ -652,20 +773,33 @@ def calibration_option(spec: str) -> None:
             st.error(str(exc))
             return
         labels = {r.run_id: calibration_label(r) + ("" if r.model == spec else " — another model") for r in runs}
-        st.selectbox("Place the scores among the known members and non-members of a finished membership "
-                     "benchmark run", [None, *labels], format_func=lambda k: "None" if k is None else labels[k],
-                     key=CALIBRATION_RUN, on_change=_use_calibration_run,
-                     help="Scores are only comparable under the same model and methods: prefer a run of this model.")
+        st.selectbox(
+            "Place the scores among the known members and non-members of a finished membership benchmark run",
+            [None, *labels],
+            format_func=lambda k: "None" if k is None else labels[k],
+            key=CALIBRATION_RUN,
+            on_change=_use_calibration_run,
+            help="Scores are only comparable under the same model and methods: prefer a run of this model.",
+        )
         if not runs:
-            st.caption("No finished membership benchmark run in the results store yet: run one on the Membership "
-                       "benchmark page to calibrate with it.")
+            st.caption(
+                "No finished membership benchmark run in the results store yet: run one on the Membership "
+                "benchmark page to calibrate with it."
+            )
         if st.session_state.get(CALIBRATION_ERROR):
             st.error(st.session_state[CALIBRATION_ERROR])
 
 
 def max_tokens_option() -> int:
     with st.expander("Options"):
-        return int(st.number_input("Score at most this many tokens per passage", min_value=16, max_value=8192,
-                                   value=DEFAULT_MAX_TOKENS, step=128, key="inspect_max_tokens",
-                                   help="Longer passages are cut (with a warning); the model's context "
-                                        "length is always a limit too."))
+        return int(
+            st.number_input(
+                "Score at most this many tokens per passage",
+                min_value=16,
+                max_value=8192,
+                value=DEFAULT_MAX_TOKENS,
+                step=128,
+                key="inspect_max_tokens",
+                help="Longer passages are cut (with a warning); the model's context length is always a limit too.",
+            )
+        )

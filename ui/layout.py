@@ -76,9 +76,13 @@ def result_first_page(title: str, intro: str, *, has_result: bool, present_intro
     model_picker()
     heading, switch = st.columns([5, 1], vertical_alignment="bottom")
     heading.title(title)
-    switch.toggle("Present", key=PRESENT_KEY, on_change=_sync_present,
-                  help="Show only the verdicts, key charts and plain explanations (for a meeting or a screen "
-                       "share). The link with ?present=1 opens the page this way.")
+    switch.toggle(
+        "Present",
+        key=PRESENT_KEY,
+        on_change=_sync_present,
+        help="Show only the verdicts, key charts and plain explanations (for a meeting or a screen "
+        "share). The link with ?present=1 opens the page this way.",
+    )
     if present:
         st.html(PRESENT_CSS)
         st.markdown(present_intro or intro)
@@ -92,18 +96,18 @@ def result_first_page(title: str, intro: str, *, has_result: bool, present_intro
 
 
 @contextmanager
-def controls(key: str) -> Iterator[DeltaGenerator]:
+def controls(key: str) -> Iterator[None]:
     """A container for controls inside the result area (a chart picker, downloads): gone in Present mode."""
-    with st.container(key=f"controls_{key}") as box:
-        yield box
+    with st.container(key=f"controls_{key}"):
+        yield
 
 
 @contextmanager
-def details(key: str) -> Iterator[DeltaGenerator]:
+def details(key: str) -> Iterator[None]:
     """A container for what backs the verdict up (tables, further charts, what a result was computed for):
     shown while working, left out in Present mode."""
-    with st.container(key=f"details_{key}") as box:
-        yield box
+    with st.container(key=f"details_{key}"):
+        yield
 
 
 def scroll_to_result_area() -> None:

@@ -37,14 +37,34 @@ def show_report(report: LeakageReport, threshold: float) -> None:
     st.plotly_chart(delta_bars(report), width="stretch", key="ld_bars")
     with controls("ld_exports"):
         cols = st.columns(3)
-        cols[0].download_button("Report (HTML)", lambda: leakage_report(report), "loss_delta_report.html",
-                                "text/html", key="ld_report", on_click="ignore", icon=":material/description:",
-                                help="One self-contained file: the verdict, the charts and the numbers.")
-        cols[1].download_button("Loss delta per model (CSV)", summary_csv(report, finding), "loss_delta.csv",
-                                "text/csv", key="ld_csv_delta", on_click="ignore", icon=":material/download:")
-        cols[2].download_button("Per-problem losses (CSV)", problems_csv(report, finding),
-                                "loss_delta_problems.csv", "text/csv", key="ld_csv_problems", on_click="ignore",
-                                icon=":material/download:")
+        cols[0].download_button(
+            "Report (HTML)",
+            lambda: leakage_report(report),
+            "loss_delta_report.html",
+            "text/html",
+            key="ld_report",
+            on_click="ignore",
+            icon=":material/description:",
+            help="One self-contained file: the verdict, the charts and the numbers.",
+        )
+        cols[1].download_button(
+            "Loss delta per model (CSV)",
+            summary_csv(report, finding),
+            "loss_delta.csv",
+            "text/csv",
+            key="ld_csv_delta",
+            on_click="ignore",
+            icon=":material/download:",
+        )
+        cols[2].download_button(
+            "Per-problem losses (CSV)",
+            problems_csv(report, finding),
+            "loss_delta_problems.csv",
+            "text/csv",
+            key="ld_csv_problems",
+            on_click="ignore",
+            icon=":material/download:",
+        )
     with details("ld"):
         _show_details(report, threshold)
 
@@ -52,20 +72,39 @@ def show_report(report: LeakageReport, threshold: float) -> None:
 def _show_details(report: LeakageReport, threshold: float) -> None:
     first = report.models[0].stats
     pairing = "paired by task id" if report.paired else "unpaired (different task ids)"
-    st.caption(f"{html.escape(report.test_name)}: {first.n_test} problems · {html.escape(report.ref_name)}: "
-               f"{first.n_ref} problems · {pairing} · significance test: {report.test_used}")
+    st.caption(
+        f"{html.escape(report.test_name)}: {first.n_test} problems · {html.escape(report.ref_name)}: "
+        f"{first.n_ref} problems · {pairing} · significance test: {report.test_used}"
+    )
     if report.unmatched_test or report.unmatched_ref:
-        st.caption(f"Left out for lack of a partner: {len(report.unmatched_test)} test and "
-                   f"{len(report.unmatched_ref)} reference problems.")
+        st.caption(
+            f"Left out for lack of a partner: {len(report.unmatched_test)} test and "
+            f"{len(report.unmatched_ref)} reference problems."
+        )
     st.dataframe(
-        [{"Model": m.model, "L_test": m.stats.l_test, "L_ref": m.stats.l_ref, "Δ": m.stats.delta,
-          "Δ CI low": m.stats.ci[0], "Δ CI high": m.stats.ci[1], "p": m.stats.p_value} for m in report.models],
-        hide_index=True, width="stretch",
+        [
+            {
+                "Model": m.model,
+                "L_test": m.stats.l_test,
+                "L_ref": m.stats.l_ref,
+                "Δ": m.stats.delta,
+                "Δ CI low": m.stats.ci[0],
+                "Δ CI high": m.stats.ci[1],
+                "p": m.stats.p_value,
+            }
+            for m in report.models
+        ],
+        hide_index=True,
+        width="stretch",
         column_config=metric_columns(("L_test", "L_ref", "Δ", "Δ CI low", "Δ CI high", "p"), "%.4f"),
     )
     if report.delta2_table():
-        st.dataframe(report.delta2_table(), hide_index=True, width="stretch",
-                     column_config=metric_columns(("L_test", "L_ref", "Δ_SFT", "Δ_base", "Δ²"), "%.4f"))
+        st.dataframe(
+            report.delta2_table(),
+            hide_index=True,
+            width="stretch",
+            column_config=metric_columns(("L_test", "L_ref", "Δ_SFT", "Δ_base", "Δ²"), "%.4f"),
+        )
         st.plotly_chart(delta2_bars(report, threshold), width="stretch", key="ld_delta2")
         below = below_threshold(report, threshold)
         if below:
@@ -79,9 +118,13 @@ def _show_details(report: LeakageReport, threshold: float) -> None:
     st.plotly_chart(problem_scatter(report, model), width="stretch", key="ld_scatter")
     st.subheader("Reference-set check")
     if report.flagged:
-        st.caption(f"Reference problems that may be unfit as a reference (not evidence of leakage): "
-                   f"{reference_check_rule()}.")
-        st.dataframe([{"task_id": f.task_id, "reasons": "; ".join(f.reasons)} for f in report.flagged],
-                     hide_index=True, width="stretch")
+        st.caption(
+            f"Reference problems that may be unfit as a reference (not evidence of leakage): {reference_check_rule()}."
+        )
+        st.dataframe(
+            [{"task_id": f.task_id, "reasons": "; ".join(f.reasons)} for f in report.flagged],
+            hide_index=True,
+            width="stretch",
+        )
     else:
         st.caption("No reference problem flagged.")

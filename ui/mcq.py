@@ -44,17 +44,34 @@ def show_run(shown: MCQRun) -> None:
     with controls("mcq_exports"):
         cols = st.columns(3)
         cols[0].download_button(
-            "Report (HTML)", lambda: mcq_report_html(report, model=model, benchmark=benchmark),
-            "mcq_report.html", "text/html", key="mcq_report_html", on_click="ignore", icon=":material/description:",
-            help="One self-contained file: the verdict, the charts and the numbers.")
-        cols[1].download_button("Per-question scores (CSV)",
-                                questions_csv(report, finding, model=model, benchmark=benchmark), "mcq_scores.csv",
-                                "text/csv", key="mcq_csv", on_click="ignore", icon=":material/download:")
-        cols[2].download_button("Shuffled benchmark (JSONL)", to_jsonl(report.shuffled_questions),
-                                "shuffled_benchmark.jsonl", "application/jsonl", key="mcq_jsonl", on_click="ignore",
-                                icon=":material/download:",
-                                help="The same questions with their options shuffled: a release less easy to "
-                                     "memorise by heart.")
+            "Report (HTML)",
+            lambda: mcq_report_html(report, model=model, benchmark=benchmark),
+            "mcq_report.html",
+            "text/html",
+            key="mcq_report_html",
+            on_click="ignore",
+            icon=":material/description:",
+            help="One self-contained file: the verdict, the charts and the numbers.",
+        )
+        cols[1].download_button(
+            "Per-question scores (CSV)",
+            questions_csv(report, finding, model=model, benchmark=benchmark),
+            "mcq_scores.csv",
+            "text/csv",
+            key="mcq_csv",
+            on_click="ignore",
+            icon=":material/download:",
+        )
+        cols[2].download_button(
+            "Shuffled benchmark (JSONL)",
+            to_jsonl(report.shuffled_questions),
+            "shuffled_benchmark.jsonl",
+            "application/jsonl",
+            key="mcq_jsonl",
+            on_click="ignore",
+            icon=":material/download:",
+            help="The same questions with their options shuffled: a release less easy to memorise by heart.",
+        )
     with details("mcq"):
         _show_details(shown)
 
@@ -64,28 +81,50 @@ def _show_details(shown: MCQRun) -> None:
     if shown.skipped:
         st.caption(shown.skipped)
     if shown.n_computed:
-        st.success(f"{shown.n_computed} questions measured and stored: the Results page opens and exports this "
-                   "run, and an identical run is read back instead of measured again.")
+        st.success(
+            f"{shown.n_computed} questions measured and stored: the Results page opens and exports this "
+            "run, and an identical run is read back instead of measured again."
+        )
     else:
-        st.success("Read from the store: these questions were measured earlier with the same model and settings, "
-                   "so nothing was recomputed. The Results page opens and exports this run.")
+        st.success(
+            "Read from the store: these questions were measured earlier with the same model and settings, "
+            "so nothing was recomputed. The Results page opens and exports this run."
+        )
     with controls("mcq_probe"):
         # The probe shown is a view of the same measurements, so it is not an input of the result.
-        kind = cast(ProbeKind, st.selectbox("Probe shown", ["completion", "next_token", "similar"],
-                                            format_func=lambda k: PROBE_TITLES[k], key="mcq_probe"))
+        kind = cast(
+            ProbeKind,
+            st.selectbox(
+                "Probe shown",
+                ["completion", "next_token", "similar"],
+                format_func=lambda k: PROBE_TITLES[k],
+                key="mcq_probe",
+            ),
+        )
     payload: dict[str, Any] = report.to_dict(model=shown.model, benchmark=shown.benchmark)
     k = report.original.n_options
     cols = st.columns(4)
-    how = {"completion": "the greedy continuation of an option's first half reproduces the rest exactly",
-           "next_token": "the greedy next token is the option's next token",
-           "similar": "the greedy continuation is close enough to the rest of the option"}.get(kind, kind)
+    how = {
+        "completion": "the greedy continuation of an option's first half reproduces the rest exactly",
+        "next_token": "the greedy next token is the option's next token",
+        "similar": "the greedy continuation is close enough to the rest of the option",
+    }.get(kind, kind)
     cols[0].metric("Questions", payload["n"], help="Questions scored in this run.")
-    cols[1].metric(f"Mean score, original ({kind})", f"{report.original.summary(kind).mean:.2f} of {k}",
-                   help=f"Options per question the model reproduced, in the published order (counted when {how}).")
-    cols[2].metric(f"Mean score, shuffled ({kind})", f"{report.shuffled.summary(kind).mean:.2f} of {k}",
-                   help="The same score after shuffling the options: what a shuffled release leaves.")
-    cols[3].metric("Mitigation (drop)", f"{report.mitigation.drop(kind):+.2f}",
-                   help="Original minus shuffled score: how much shuffling the options removes.")
+    cols[1].metric(
+        f"Mean score, original ({kind})",
+        f"{report.original.summary(kind).mean:.2f} of {k}",
+        help=f"Options per question the model reproduced, in the published order (counted when {how}).",
+    )
+    cols[2].metric(
+        f"Mean score, shuffled ({kind})",
+        f"{report.shuffled.summary(kind).mean:.2f} of {k}",
+        help="The same score after shuffling the options: what a shuffled release leaves.",
+    )
+    cols[3].metric(
+        "Mitigation (drop)",
+        f"{report.mitigation.drop(kind):+.2f}",
+        help="Original minus shuffled score: how much shuffling the options removes.",
+    )
     if kind != VERDICT_PROBE:
         st.plotly_chart(mcq_score_distribution(report, kind), width="stretch", key="mcq_dist_shown")
 
@@ -95,8 +134,10 @@ def _show_details(shown: MCQRun) -> None:
     if report.permutation is not None:
         st.plotly_chart(rank_histogram(report), width="stretch", key="mcq_ranks")
         perm = payload["permutation"]
-        st.caption(f"Original order most likely for {perm['top1_fraction']:.1%} of questions "
-                   f"(chance {1 / perm['n_orders']:.1%}, binomial p = {perm['p_value_top1']:.2g}).")
+        st.caption(
+            f"Original order most likely for {perm['top1_fraction']:.1%} of questions "
+            f"(chance {1 / perm['n_orders']:.1%}, binomial p = {perm['p_value_top1']:.2g})."
+        )
 
     st.subheader("Questions")
     st.dataframe(report.question_rows(), hide_index=True, width="stretch", key="mcq_questions")

@@ -29,8 +29,9 @@ from ui.layout import controls, details
 
 
 @st.cache_data(show_spinner="Reading the dataset…", max_entries=16)
-def load_labelled(choice: DatasetChoice, text_col: str | None, label_col: str | None, limit: int | None,
-                  seed: int) -> LabelledDataset:
+def load_labelled(
+    choice: DatasetChoice, text_col: str | None, label_col: str | None, limit: int | None, seed: int
+) -> LabelledDataset:
     """The picked dataset as labelled membership data (read once per choice and settings)."""
     return load_choice(load_labelled_dataset, choice, text_col=text_col, label_col=label_col, limit=limit, seed=seed)
 
@@ -39,15 +40,21 @@ def method_picker() -> tuple[list[Method], str | None]:
     """The chosen methods and, when the reference-model method is among them, the reference model."""
     labels = method_choices()
     chosen = st.multiselect(
-        "Methods", list(labels), default=[m.key for m in default_methods()], format_func=lambda k: labels[k],
+        "Methods",
+        list(labels),
+        default=[m.key for m in default_methods()],
+        format_func=lambda k: labels[k],
         help="The standard set needs one forward pass per text (plus k-gram windows for the k-gram slopes).",
         key="mb_methods",
     )
     reference = None
     if "reference" in chosen:
-        reference = st.text_input("Reference model", value=DEFAULT_REFERENCE,
-                                  help="Bundled name, local directory or hub id; must differ from the target model.",
-                                  key="mb_reference")
+        reference = st.text_input(
+            "Reference model",
+            value=DEFAULT_REFERENCE,
+            help="Bundled name, local directory or hub id; must differ from the target model.",
+            key="mb_reference",
+        )
         chosen = [c for c in chosen if c != "reference"]
     return parse_methods(chosen) if chosen else [], (reference or "").strip() or None
 
@@ -62,17 +69,30 @@ def show_benchmark(result: BenchmarkResult, key_prefix: str) -> None:
         st.caption(f"{result.n} texts ({sum(result.labels)} members) · {origin} · listed on the Results page")
         rows = result.table_rows()
         st.dataframe(
-            [{"method": r["label"], "key": r["method"], "AUROC": r["auroc"], "CI low": r["ci_low"],
-              "CI high": r["ci_high"], "TPR@1%FPR": r["tpr_at_1_fpr"], "TPR@5%FPR": r["tpr_at_5_fpr"]} for r in rows],
-            hide_index=True, width="stretch",
+            [
+                {
+                    "method": r["label"],
+                    "key": r["method"],
+                    "AUROC": r["auroc"],
+                    "CI low": r["ci_low"],
+                    "CI high": r["ci_high"],
+                    "TPR@1%FPR": r["tpr_at_1_fpr"],
+                    "TPR@5%FPR": r["tpr_at_5_fpr"],
+                }
+                for r in rows
+            ],
+            hide_index=True,
+            width="stretch",
             column_config=metric_columns(("AUROC", "CI low", "CI high", "TPR@1%FPR", "TPR@5%FPR")),
         )
         if result.blind_baseline is not None:
             best = max((m.auroc for m in result.metrics.values() if m is not None), default=0.0)
-            message = (f"Blind baseline AUROC {result.blind_baseline.auroc:.3f} (no model); best detector {best:.3f}.")
+            message = f"Blind baseline AUROC {result.blind_baseline.auroc:.3f} (no model); best detector {best:.3f}."
             if result.blind_baseline.auroc >= best:
-                st.warning(message + " The wording alone separates these labels as well as any detector: read "
-                                     "the detectors' AUROCs with care.")
+                st.warning(
+                    message + " The wording alone separates these labels as well as any detector: read "
+                    "the detectors' AUROCs with care."
+                )
             else:
                 st.info(message)
         for note in result.notes:
@@ -84,13 +104,19 @@ def show_benchmark(result: BenchmarkResult, key_prefix: str) -> None:
         left, right = st.columns(2)
         with left:
             with controls(f"{key_prefix}_roc"):
-                shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
-                                       format_func=lambda k: labels.get(k, k), key=f"{key_prefix}_roc")
+                shown = st.multiselect(
+                    "ROC curves",
+                    available,
+                    default=top_methods(result, 5),
+                    format_func=lambda k: labels.get(k, k),
+                    key=f"{key_prefix}_roc",
+                )
             st.plotly_chart(roc_overlay(result, shown), width="stretch", key=f"{key_prefix}_roc_chart")
         with right:
             with controls(f"{key_prefix}_dist"):
-                method = st.selectbox("Score distribution", available, format_func=lambda k: labels.get(k, k),
-                                      key=f"{key_prefix}_dist")
+                method = st.selectbox(
+                    "Score distribution", available, format_func=lambda k: labels.get(k, k), key=f"{key_prefix}_dist"
+                )
             st.plotly_chart(member_score_histogram(result, method), width="stretch", key=f"{key_prefix}_dist_chart")
 
 

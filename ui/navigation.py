@@ -22,11 +22,7 @@ def page_scripts() -> list[str]:
     """Paths (relative to the repository root) of the page scripts, in file-name order."""
     if not PAGES_DIR.is_dir():
         return []
-    return [
-        f"pages/{p.name}"
-        for p in sorted(PAGES_DIR.glob("*.py"))
-        if not p.name.startswith(("_", "."))
-    ]
+    return [f"pages/{p.name}" for p in sorted(PAGES_DIR.glob("*.py")) if not p.name.startswith(("_", "."))]
 
 
 def app_pages(home: Callable[[], None]) -> list[st.Page]:

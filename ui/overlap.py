@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -54,8 +55,15 @@ def eval_set_label(choice: DatasetChoice) -> str:
 def load_test_set(choice: DatasetChoice, field_name: str | None, id_field: str | None) -> EvalSet:
     """The picked test set; a demo is named by its title in the verdict, other sets keep their file name or hub
     id."""
-    return load_eval_set(choice.source, field_name, id_field=id_field, split=choice.split, config=choice.config,
-                         data=choice.data, name=dataset_label(choice.source) if is_demo_source(choice.source) else None)
+    return load_eval_set(
+        choice.source,
+        field_name,
+        id_field=id_field,
+        split=choice.split,
+        config=choice.config,
+        data=choice.data,
+        name=dataset_label(choice.source) if is_demo_source(choice.source) else None,
+    )
 
 
 def warn_skipped(name: str, skipped: Sequence[SkippedRow]) -> None:
@@ -67,12 +75,19 @@ def warn_skipped(name: str, skipped: Sequence[SkippedRow]) -> None:
 def index_table(infos: Sequence[IndexInfo]) -> None:
     st.dataframe(
         [
-            {"name": i.name, "status": "unreadable: rebuild or delete it" if i.unreadable
-                                 else "ready" if i.complete else "incomplete: rebuild it",
-             "type": i.index_type, "documents": i.n_docs,
-             "size (MiB)": round(i.size_bytes / 2**20, 3),
-             "training sets": ", ".join(f"{d} ({n})" for d, n in i.datasets.items()),
-             "model": i.model or ""}
+            {
+                "name": i.name,
+                "status": "unreadable: rebuild or delete it"
+                if i.unreadable
+                else "ready"
+                if i.complete
+                else "incomplete: rebuild it",
+                "type": i.index_type,
+                "documents": i.n_docs,
+                "size (MiB)": round(i.size_bytes / 2**20, 3),
+                "training sets": ", ".join(f"{d} ({n})" for d, n in i.datasets.items()),
+                "model": i.model or "",
+            }
             for i in infos
         ],
         hide_index=True,
@@ -112,8 +127,11 @@ class BuiltIndex:
 def built_note(built: BuiltIndex) -> None:
     """The outcome of a build, where the verdict of a search goes."""
     with st.container(key="overlap_built"):
-        st.success(f"Built {built.name}: {built.n_docs} documents ({built.size_bytes / 2**20:.2f} MiB). "
-                   "Next: search it from the *Search* tab in Setup.", icon=":material/check_circle:")
+        st.success(
+            f"Built {built.name}: {built.n_docs} documents ({built.size_bytes / 2**20:.2f} MiB). "
+            "Next: search it from the *Search* tab in Setup.",
+            icon=":material/check_circle:",
+        )
         for note in built.notes:
             st.warning(note)
 
@@ -133,19 +151,37 @@ class ShownSearch:
 def pair_rows(outcome: SearchOutcome) -> list[dict]:
     """One row per (test set, training set): items, items with any shared text, their share, mean overlap."""
     report = outcome.report
-    return [{"test_set": e, "training_set": t, "items": report.counts[e], "items_matched": report.matched[(e, t)],
-             "share_matched": round(report.matched[(e, t)] / max(report.counts[e], 1), 4),
-             "mean_overlap": round(report.scores[(e, t)], 4)}
-            for e in report.evals for t in report.trains if (e, t) in report.scores]
+    return [
+        {
+            "test_set": e,
+            "training_set": t,
+            "items": report.counts[e],
+            "items_matched": report.matched[(e, t)],
+            "share_matched": round(report.matched[(e, t)] / max(report.counts[e], 1), 4),
+            "mean_overlap": round(report.scores[(e, t)], 4),
+        }
+        for e in report.evals
+        for t in report.trains
+        if (e, t) in report.scores
+    ]
 
 
 def item_rows(outcome: SearchOutcome) -> list[dict]:
     """One row per (test item, training set), most overlap first: the score, and where the best match sits."""
     columns = column_names(outcome.matches)
     ranked = sorted(outcome.matches, key=lambda m: (-m.score, m.eval_name, m.test_id))
-    return [{"test_set": m.eval_name, "test_id": m.test_id, "training_set": columns[(m.index, m.train_dataset)],
-             "overlap": round(m.score, 4), "raw_overlap": round(m.value, 4), "best_document": match_location(m),
-             "documents_matched": len(m.matched_docs)} for m in ranked]
+    return [
+        {
+            "test_set": m.eval_name,
+            "test_id": m.test_id,
+            "training_set": columns[(m.index, m.train_dataset)],
+            "overlap": round(m.score, 4),
+            "raw_overlap": round(m.value, 4),
+            "best_document": match_location(m),
+            "documents_matched": len(m.matched_docs),
+        }
+        for m in ranked
+    ]
 
 
 def _download(where, path: Path, label: str, key: str) -> None:
@@ -158,14 +194,25 @@ def _download(where, path: Path, label: str, key: str) -> None:
 
 def _downloads(shown: ShownSearch, finding: Finding) -> None:
     outcome = shown.outcome
-    context = {"finding": finding, "model": shown.model, "data": shown.data}
+    csv_with_context = partial(result_csv, finding=finding, model=shown.model, data=shown.data)
     cols = st.columns(3)
-    cols[0].download_button("Report (HTML)", overlap_report(outcome), "leaklens_overlap_search.html", "text/html",
-                            key="overlap_html")
-    cols[1].download_button("Overlap per test set and index (CSV)", result_csv(pair_rows(outcome), **context),
-                            "overlap_per_set.csv", "text/csv", key="overlap_pairs_csv")
-    cols[2].download_button("Overlap per test item (CSV)", result_csv(item_rows(outcome), **context),
-                            "overlap_per_item.csv", "text/csv", key="overlap_items_csv")
+    cols[0].download_button(
+        "Report (HTML)", overlap_report(outcome), "leaklens_overlap_search.html", "text/html", key="overlap_html"
+    )
+    cols[1].download_button(
+        "Overlap per test set and index (CSV)",
+        csv_with_context(pair_rows(outcome)),
+        "overlap_per_set.csv",
+        "text/csv",
+        key="overlap_pairs_csv",
+    )
+    cols[2].download_button(
+        "Overlap per test item (CSV)",
+        csv_with_context(item_rows(outcome)),
+        "overlap_per_item.csv",
+        "text/csv",
+        key="overlap_items_csv",
+    )
     files = _match_files(outcome)
     columns = st.columns(3)
     for i, (pair, path) in enumerate(files):
@@ -205,19 +252,26 @@ def search_results(shown: ShownSearch) -> None:
             st.plotly_chart(contamination_heatmap(report), key="overlap_heatmap", width="content")
         header, *rows = report.table()
         st.dataframe(
-            [dict(zip(header, row)) for row in rows], hide_index=True, key="overlap_report_table",
+            [dict(zip(header, row)) for row in rows],
+            hide_index=True,
+            key="overlap_report_table",
             column_config={
                 header[0]: st.column_config.TextColumn("Test set", help="eval_dataset: the searched test set."),
-                **{name: st.column_config.TextColumn(
-                    name, help=f"Mean score of the test instances against {name} (an index, or INDEX/TRAINING "
-                               "SET): n-gram coverage, exact match or cosine similarity by mode; 0 = nothing "
-                               "found.")
-                   for name in header[1:]},
+                **{
+                    name: st.column_config.TextColumn(
+                        name,
+                        help=f"Mean score of the test instances against {name} (an index, or INDEX/TRAINING "
+                        "SET): n-gram coverage, exact match or cosine similarity by mode; 0 = nothing "
+                        "found.",
+                    )
+                    for name in header[1:]
+                },
             },
         )
         if outcome.paths:
-            st.caption(f"Files written to {outcome.paths[0].parent}: "
-                       + ", ".join(path.name for path in outcome.paths) + ".")
+            st.caption(
+                f"Files written to {outcome.paths[0].parent}: " + ", ".join(path.name for path in outcome.paths) + "."
+            )
         for i, c in enumerate(outcome.cleaned):
             note = "" if c.still_matching is None else f"; re-check: {c.still_matching} instances still match"
             st.write(f"**{c.dataset}**: removed {c.n_removed} of {c.n_rows} rows{note}")
@@ -226,11 +280,15 @@ def search_results(shown: ShownSearch) -> None:
 
         st.subheader("Instances by score")
         best = outcome.best(MAX_SHOWN)
-        st.caption(f"{outcome.n_matching} of {len(outcome.matches)} (instance, training set) pairs have a match; "
-                   f"showing the top {len(best)}. Highlighted: the matched words in the test instance (left) and "
-                   "in the best training document (right).")
+        st.caption(
+            f"{outcome.n_matching} of {len(outcome.matches)} (instance, training set) pairs have a match; "
+            f"showing the top {len(best)}. Highlighted: the matched words in the test instance (left) and "
+            "in the best training document (right)."
+        )
         blocks = [STYLE]
         for m in best:
+            if m.best is None:  # never: best() keeps overlaps above 0, and only a match without a document has none
+                raise AttributeError(f"{m.test_id} overlaps {m.train_dataset} but has no best document.")
             blocks.append(
                 f"<p><b>{html.escape(m.test_id)}</b> · {score_text(m)} · "
                 f"{html.escape(match_location(m))}</p><div class='ll-pair'>"

@@ -55,11 +55,22 @@ def _exports(store: ResultStore, stored: StoredResult) -> None:
     with controls("run_exports"):
         csv = stored_csv(stored)
         left, right, _ = st.columns([1, 1, 2])
-        left.download_button("Report of this run (HTML)", lambda: stored_runs_report(store, [stored.run]),
-                             file_name=f"leaklens_{stored.kind}_report.html", mime="text/html",
-                             key="results_run_html", help="Opens in any browser without the app or a network.")
-        right.download_button(csv.label, csv.text, file_name=csv.file_name, mime="text/csv", key="results_run_csv",
-                              help="Every row starts with the verdict, the model and the data.")
+        left.download_button(
+            "Report of this run (HTML)",
+            lambda: stored_runs_report(store, [stored.run]),
+            file_name=f"leaklens_{stored.kind}_report.html",
+            mime="text/html",
+            key="results_run_html",
+            help="Opens in any browser without the app or a network.",
+        )
+        right.download_button(
+            csv.label,
+            csv.text,
+            file_name=csv.file_name,
+            mime="text/csv",
+            key="results_run_csv",
+            help="Every row starts with the verdict, the model and the data.",
+        )
 
 
 def _more_membership(stored: StoredResult) -> None:
@@ -68,31 +79,52 @@ def _more_membership(stored: StoredResult) -> None:
         members = sum(result.labels)
         st.caption(f"Membership benchmark · {result.n} texts ({members} members, {result.n - members} non-members)")
         st.dataframe(
-            [{"method": r["label"], "AUROC": r["auroc"], "CI low": r["ci_low"], "CI high": r["ci_high"],
-              "TPR@1%FPR": r["tpr_at_1_fpr"], "TPR@5%FPR": r["tpr_at_5_fpr"]} for r in result.table_rows()],
-            hide_index=True, width="stretch",
+            [
+                {
+                    "method": r["label"],
+                    "AUROC": r["auroc"],
+                    "CI low": r["ci_low"],
+                    "CI high": r["ci_high"],
+                    "TPR@1%FPR": r["tpr_at_1_fpr"],
+                    "TPR@5%FPR": r["tpr_at_5_fpr"],
+                }
+                for r in result.table_rows()
+            ],
+            hide_index=True,
+            width="stretch",
             column_config=metric_columns(("AUROC", "CI low", "CI high", "TPR@1%FPR", "TPR@5%FPR")),
         )
         for note in result.notes:
             st.caption(f"Note: {note}")
         available = [k for k in result.method_keys if result.metrics.get(k) is not None]
         with controls("roc"):
-            shown = st.multiselect("ROC curves", available, default=top_methods(result, 5),
-                                   format_func=lambda k: result.method_labels.get(k, k), key="results_roc_methods")
+            shown = st.multiselect(
+                "ROC curves",
+                available,
+                default=top_methods(result, 5),
+                format_func=lambda k: result.method_labels.get(k, k),
+                key="results_roc_methods",
+            )
         st.plotly_chart(roc_overlay(result, shown), width="stretch", key="results_roc")
 
 
 def _more_mcq(stored: StoredResult) -> None:
     report = stored.result
     with _more("mcq"):
-        st.caption(f"Multiple-choice test · {len(report.original.results)} questions · "
-                   f"{report.original.n_options} options each · shuffle seed {report.mitigation.seed}")
+        st.caption(
+            f"Multiple-choice test · {len(report.original.results)} questions · "
+            f"{report.original.n_options} options each · shuffle seed {report.mitigation.seed}"
+        )
         st.plotly_chart(mcq_score_distribution(report, "next_token"), width="stretch", key="results_mcq_next")
         if report.permutation is not None:
             st.plotly_chart(rank_histogram(report), width="stretch", key="results_mcq_ranks")
         run = stored.run
-        st.dataframe(report.to_dict(model=run.model, benchmark=run.dataset)["summary"], hide_index=True,
-                     width="stretch", key="results_mcq_summary")
+        st.dataframe(
+            report.to_dict(model=run.model, benchmark=run.dataset)["summary"],
+            hide_index=True,
+            width="stretch",
+            key="results_mcq_summary",
+        )
         with st.expander("Per question"):
             st.dataframe(report.question_rows(), hide_index=True, width="stretch", key="results_mcq_questions")
 
@@ -101,8 +133,10 @@ def _more_delta(stored: StoredResult) -> None:
     leakage = stored.result
     with _more("delta"):
         first = leakage.models[0].stats
-        st.caption(f"Loss-delta test · {first.n_test} benchmark and {first.n_ref} reference problems · "
-                   f"{'paired by task id' if leakage.paired else 'unpaired'} · significance test: {leakage.test_used}")
+        st.caption(
+            f"Loss-delta test · {first.n_test} benchmark and {first.n_ref} reference problems · "
+            f"{'paired by task id' if leakage.paired else 'unpaired'} · significance test: {leakage.test_used}"
+        )
         if leakage.delta2_table():
             st.plotly_chart(delta2_bars(leakage), width="stretch", key="results_delta2_bars")
         st.dataframe(leakage.delta_table(), hide_index=True, width="stretch", key="results_delta_models")
@@ -112,19 +146,27 @@ def _more_inference(stored: StoredResult) -> None:
     inference = stored.result
     with _more("inference"):
         result = inference.result
-        st.caption(f"Dataset inference · {result.n_suspect} suspect and {result.n_validation} validation texts · "
-                   f"{len(result.split_p_values)} random splits · p = {result.p_value:.2g}")
+        st.caption(
+            f"Dataset inference · {result.n_suspect} suspect and {result.n_validation} validation texts · "
+            f"{len(result.split_p_values)} random splits · p = {result.p_value:.2g}"
+        )
         st.plotly_chart(detector_weights(inference), width="stretch", key="results_inference_weights")
         st.plotly_chart(split_p_values(inference), width="stretch", key="results_inference_splits")
 
 
 MORE: dict[str, Callable[[StoredResult], None]] = {
-    MEMBERSHIP_KIND: _more_membership, MCQ_KIND: _more_mcq, COMPARISON_KIND: _more_delta,
+    MEMBERSHIP_KIND: _more_membership,
+    MCQ_KIND: _more_mcq,
+    COMPARISON_KIND: _more_delta,
     INFERENCE_KIND: _more_inference,
 }
 """The folded tables and further charts of each kind (optional: a kind without one shows its chart alone)."""
-FIGURE_KEYS = {MEMBERSHIP_KIND: "results_bars", MCQ_KIND: "results_mcq_completion",
-               COMPARISON_KIND: "results_delta_bars", INFERENCE_KIND: "results_inference_scores"}
+FIGURE_KEYS = {
+    MEMBERSHIP_KIND: "results_bars",
+    MCQ_KIND: "results_mcq_completion",
+    COMPARISON_KIND: "results_delta_bars",
+    INFERENCE_KIND: "results_inference_scores",
+}
 """Widget keys of the verdict's chart (a kind not named here gets ``results_KIND_figure``)."""
 
 
@@ -140,8 +182,9 @@ def show_run(store: ResultStore, run: RunInfo, why_shown: str) -> None:
     finding_banner(stored.finding)
     kind = kind_of(run.kind)
     if kind.figure is not None:
-        st.plotly_chart(kind.figure(stored.result), width="stretch",
-                        key=FIGURE_KEYS.get(run.kind, f"results_{run.kind}_figure"))
+        st.plotly_chart(
+            kind.figure(stored.result), width="stretch", key=FIGURE_KEYS.get(run.kind, f"results_{run.kind}_figure")
+        )
     _exports(store, stored)
     if run.kind in MORE:
         MORE[run.kind](stored)

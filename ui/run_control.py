@@ -64,9 +64,13 @@ def watched_run(key: str, kind: str, unit: str, total: int | None = None) -> Ite
     st.session_state.pop(_cancelled_key(key), None)
     st.session_state[_running_key(key)] = Watch(kind, unit, time.time(), total)
     slot = st.empty()
-    slot.button("Cancel", key=f"{key}_cancel", icon=":material/stop_circle:",
-                help="Stops after the batch being scored. What is scored stays stored; running again continues "
-                     "where it stopped.")
+    slot.button(
+        "Cancel",
+        key=f"{key}_cancel",
+        icon=":material/stop_circle:",
+        help="Stops after the batch being scored. What is scored stays stored; running again continues "
+        "where it stopped.",
+    )
     try:
         yield
     except Exception:
@@ -89,8 +93,10 @@ def cancel_message(watch: Watch, runs: list[RunInfo]) -> str:
 
 def touched_runs(store: ResultStore, watch: Watch) -> list[RunInfo]:
     """Runs of the watched kind created or written since the watch started, oldest first."""
-    return sorted((run for run in store.list_runs(watch.kind) if run.updated_at >= watch.started - 1.0),
-                  key=lambda run: run.created_at)
+    return sorted(
+        (run for run in store.list_runs(watch.kind) if run.updated_at >= watch.started - 1.0),
+        key=lambda run: run.created_at,
+    )
 
 
 def settled_runs(store: ResultStore, watch: Watch, timeout_s: float = SETTLE_TIMEOUT_S) -> list[RunInfo]:

@@ -33,21 +33,32 @@ def model_options(*, repeatable: bool = False) -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("model")
     if repeatable:
-        group.add_argument("--model", action="append",
-                           help=f"{MODEL_HELP}; repeat for several (default {DEFAULT_MODEL})")
+        group.add_argument(
+            "--model", action="append", help=f"{MODEL_HELP}; repeat for several (default {DEFAULT_MODEL})"
+        )
     else:
         group.add_argument("--model", default=DEFAULT_MODEL, help=f"{MODEL_HELP} (default {DEFAULT_MODEL})")
     group.add_argument(
         "--device", default="auto", help="auto (default: cuda when present, else cpu), cpu, cuda, cuda:N"
     )
-    group.add_argument("--dtype", default="auto", choices=DTYPE_CHOICES,
-                       help="auto (default: bfloat16 on cuda, float32 on cpu), float32, bfloat16, float16")
-    group.add_argument("--device-map", choices=DEVICE_MAPS,
-                       help="auto: spread a model too large for one GPU across the visible GPUs (needs accelerate)")
+    group.add_argument(
+        "--dtype",
+        default="auto",
+        choices=DTYPE_CHOICES,
+        help="auto (default: bfloat16 on cuda, float32 on cpu), float32, bfloat16, float16",
+    )
+    group.add_argument(
+        "--device-map",
+        choices=DEVICE_MAPS,
+        help="auto: spread a model too large for one GPU across the visible GPUs (needs accelerate)",
+    )
     group.add_argument("--revision", help="hub branch, tag or commit of the model (hub ids only)")
     group.add_argument("--trust-remote-code", action="store_true", help="allow custom model code from the hub")
-    group.add_argument("--start-token", help="token to score passages after (default: the documented rule; "
-                       "docs/methods.md); applies to the tested model, never to reference or base models")
+    group.add_argument(
+        "--start-token",
+        help="token to score passages after (default: the documented rule; "
+        "docs/methods.md); applies to the tested model, never to reference or base models",
+    )
     return parent
 
 
@@ -77,8 +88,11 @@ def dataset_options(
         limit_help = "use the first N rows" + (" (with --sample: a seeded sample of N rows instead)" if sample else "")
         group.add_argument("--limit", type=int, help=limit_help)
     if limit and sample:
-        group.add_argument("--sample", action="store_true",
-                           help="with --limit: a seeded sample (keeping the class balance of labelled data)")
+        group.add_argument(
+            "--sample",
+            action="store_true",
+            help="with --limit: a seeded sample (keeping the class balance of labelled data)",
+        )
         group.add_argument("--seed", type=int, default=0, help="seed of the --sample draw (default 0)")
     return parent
 
@@ -101,8 +115,14 @@ def store_options() -> argparse.ArgumentParser:
     return parent
 
 
-def add_column(parser: argparse.ArgumentParser, name: str, help_text: str, *, aliases: tuple[str, ...] = (),
-               default: str | None = None) -> None:
+def add_column(
+    parser: argparse.ArgumentParser,
+    name: str,
+    help_text: str,
+    *,
+    aliases: tuple[str, ...] = (),
+    default: str | None = None,
+) -> None:
     """``--NAME-col`` plus hidden old spellings that set the same value."""
     dest = f"{name.replace('-', '_')}_col"
     parser.add_argument(f"--{name}-col", dest=dest, default=default, help=help_text)
@@ -133,8 +153,12 @@ def load_model_from_args(args: argparse.Namespace, spec: str | None = None):
     spec = spec or args.model
     setup = setup_from_args(args)
     return load_model(
-        spec, device=distributed.rank_device(setup.device), dtype=setup.torch_dtype, revision=setup.revision,
-        trust_remote_code=args.trust_remote_code, start_token=start_token_for(args, spec),
+        spec,
+        device=distributed.rank_device(setup.device),
+        dtype=setup.torch_dtype,
+        revision=setup.revision,
+        trust_remote_code=args.trust_remote_code,
+        start_token=start_token_for(args, spec),
         device_map=getattr(args, "device_map", None),
     )
 
@@ -191,12 +215,16 @@ def command_provenance(
     setup = setup_from_args(args) if uses_model else None
     revision = setup.revision if setup else None
     identities = {
-        role: {**model_identity(spec, revision),
-               "start_token": planned_start_token(spec, override=start_token_for(args, spec), revision=revision)}
+        role: {
+            **model_identity(spec, revision),
+            "start_token": planned_start_token(spec, override=start_token_for(args, spec), revision=revision),
+        }
         for role, spec in (models or {}).items()
     }
     return build_provenance(
-        command=command, options=recorded_options(args), models=identities,
+        command=command,
+        options=recorded_options(args),
+        models=identities,
         setup=setup.to_dict() if setup else None,
     )
 
@@ -212,11 +240,19 @@ def write_output(path: str | Path, text: str) -> Path:
 
 
 _SOURCE_FLAGS = (
-    ("dataset", "dataset"), ("file", "passage file"), ("suspect", "suspect set"), ("validation", "validation set"),
-    ("test", "test set"), ("reference", "reference set"), ("dataset_mixer_config", "dataset-mixer config"),
+    ("dataset", "dataset"),
+    ("file", "passage file"),
+    ("suspect", "suspect set"),
+    ("validation", "validation set"),
+    ("test", "test set"),
+    ("reference", "reference set"),
+    ("dataset_mixer_config", "dataset-mixer config"),
 )
-_MODEL_FLAGS = (("model", "model folder"), ("reference_model", "reference model folder"),
-                ("base_model", "base model folder"))
+_MODEL_FLAGS = (
+    ("model", "model folder"),
+    ("reference_model", "reference model folder"),
+    ("base_model", "base model folder"),
+)
 _OUTPUT_FLAGS = (("out", "--out file"), ("export_shuffled", "--export-shuffled file"))
 _STORE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
 """SQLite keeps a store's pending writes beside it under these suffixes."""
@@ -246,8 +282,9 @@ def plan_outputs(args: argparse.Namespace) -> OutputPlan:
     if _uses_store(args):
         store = Path(args.store).expanduser() if getattr(args, "store", None) else _default_store()
         if store.is_dir():
-            raise OutputError(f"The results store {store} is a folder; give a file path such as "
-                              f"{store / 'results.sqlite'}.")
+            raise OutputError(
+                f"The results store {store} is a folder; give a file path such as {store / 'results.sqlite'}."
+            )
         if args.command != "report":  # the others write runs into it
             check_writable(resolved(store), "results store")
         for suffix in _STORE_SIDE_FILES:

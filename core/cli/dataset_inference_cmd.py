@@ -37,20 +37,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     data = parser.add_argument_group("data")
     source_help = "demo:NAME, a CSV / TSV / JSONL / JSON / Parquet file, or a hub dataset id"
     data.add_argument("--suspect", required=True, help=f"texts claimed to be used in training: {source_help}")
-    data.add_argument("--validation", required=True,
-                      help=f"texts from the same distribution, known never used: {source_help}")
-    data.add_argument("--suspect-where", metavar="COLUMN=VALUE",
-                      help="keep only the suspect rows whose COLUMN equals VALUE (e.g. split=train, label=1)")
-    data.add_argument("--validation-where", metavar="COLUMN=VALUE",
-                      help="keep only the validation rows whose COLUMN equals VALUE")
+    data.add_argument(
+        "--validation", required=True, help=f"texts from the same distribution, known never used: {source_help}"
+    )
+    data.add_argument(
+        "--suspect-where",
+        metavar="COLUMN=VALUE",
+        help="keep only the suspect rows whose COLUMN equals VALUE (e.g. split=train, label=1)",
+    )
+    data.add_argument(
+        "--validation-where", metavar="COLUMN=VALUE", help="keep only the validation rows whose COLUMN equals VALUE"
+    )
     data.add_argument("--split", help="split of a hub dataset (both sets)")
     data.add_argument("--config", help="configuration of a hub dataset (both sets)")
     data.add_argument("--limit", type=int, help="use the first N usable texts of each set")
     add_column(data, "text", "text column of both sets (auto-detected for common names)")
     test = parser.add_argument_group("test")
-    test.add_argument("--methods", nargs="*",
-                      help="detectors whose scores are combined (default: loss zlib min_k_20 min_k_pp_20, one model "
-                           "pass per text; name more, e.g. the slopes, for a slower, fuller test)")
+    test.add_argument(
+        "--methods",
+        nargs="*",
+        help="detectors whose scores are combined (default: loss zlib min_k_20 min_k_pp_20, one model "
+        "pass per text; name more, e.g. the slopes, for a slower, fuller test)",
+    )
     test.add_argument("--splits", type=int, default=10, help="random half/half splits (default 10)")
     test.add_argument("--seed", type=int, default=0, help="seed of the splits (default 0)")
     test.add_argument("--max-tokens", type=int, help="score at most this many tokens per text")
@@ -79,9 +87,18 @@ def run(args: argparse.Namespace) -> int:
             print(f"  skipped: {text_set.skipped_summary()}", file=info)
     with open_store(args) as store, tqdm_progress(f"scoring with {args.model}", unit="text") as progress:
         inference = run_dataset_inference(
-            suspect, validation, args.model, methods, n_splits=args.splits, seed=args.seed, store=store,
-            progress=progress, load_model=lambda spec: load_model_from_args(args, spec),
-            setup=setup_from_args(args), options=recorded_options(args), start_token=args.start_token,
+            suspect,
+            validation,
+            args.model,
+            methods,
+            n_splits=args.splits,
+            seed=args.seed,
+            store=store,
+            progress=progress,
+            load_model=lambda spec: load_model_from_args(args, spec),
+            setup=setup_from_args(args),
+            options=recorded_options(args),
+            start_token=args.start_token,
             max_tokens=args.max_tokens,
         )
     document = inference.to_dict()
@@ -95,8 +112,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_details(inference) -> None:
     result = inference.result
-    print(f"p-value {result.p_value:.3g} (twice the median of {len(result.split_p_values)} splits; "
-          f"split p-values {', '.join(f'{p:.2g}' for p in result.split_p_values)})")
+    print(
+        f"p-value {result.p_value:.3g} (twice the median of {len(result.split_p_values)} splits; "
+        f"split p-values {', '.join(f'{p:.2g}' for p in result.split_p_values)})"
+    )
     print(f"effect on held-out texts: Cohen's d {result.effect_size:+.2f}")
-    print("weights (standardised; positive = higher in the suspect set): "
-          + ", ".join(f"{name} {weight:+.2f}" for name, weight in result.top_features(len(result.weights))))
+    print(
+        "weights (standardised; positive = higher in the suspect set): "
+        + ", ".join(f"{name} {weight:+.2f}" for name, weight in result.top_features(len(result.weights)))
+    )

@@ -38,23 +38,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     data = parser.add_argument_group("data")
-    data.add_argument("--test", "--dataset", dest="test", default="humaneval",
-                      help="the benchmark: humaneval (default), builtin, a file or a hub id")
-    data.add_argument("--reference", default="builtin",
-                      help="builtin (LeakLens's own problems, default), a file, or a hub id such as "
-                      "Miaosen/openai-humaneval-sky-shadow")
+    data.add_argument(
+        "--test",
+        "--dataset",
+        dest="test",
+        default="humaneval",
+        help="the benchmark: humaneval (default), builtin, a file or a hub id",
+    )
+    data.add_argument(
+        "--reference",
+        default="builtin",
+        help="builtin (LeakLens's own problems, default), a file, or a hub id such as "
+        "Miaosen/openai-humaneval-sky-shadow",
+    )
     data.add_argument("--split", help="split of a hub dataset (default: test for the shadow set)")
     data.add_argument("--config", help="configuration of a hub dataset")
     data.add_argument("--limit", type=int, help="use the first N problems of each set")
     columns = parser.add_argument_group("columns (of a file or hub set)")
     add_column(columns, "id", "task id column", aliases=("--id-column",))
     add_column(columns, "prompt", "prompt column (default: auto-detected, e.g. prompt)", aliases=("--prompt-column",))
-    add_column(columns, "solution", "solution column (default: auto-detected, e.g. canonical_solution)",
-               aliases=("--solution-column",))
-    parser.add_argument("--base-model", action="append",
-                        help="base model of the preceding --model, for Δ² (repeat once per --model; 'none' skips)")
-    parser.add_argument("--pairing", choices=["auto", "paired", "unpaired"], default="auto",
-                        help="pair problems by task id (auto: when both sets share ids)")
+    add_column(
+        columns,
+        "solution",
+        "solution column (default: auto-detected, e.g. canonical_solution)",
+        aliases=("--solution-column",),
+    )
+    parser.add_argument(
+        "--base-model",
+        action="append",
+        help="base model of the preceding --model, for Δ² (repeat once per --model; 'none' skips)",
+    )
+    parser.add_argument(
+        "--pairing",
+        choices=["auto", "paired", "unpaired"],
+        default="auto",
+        help="pair problems by task id (auto: when both sets share ids)",
+    )
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.set_defaults(func=run, distributed=True)  # torchrun shares its batches (docs/scaling.md)
@@ -84,8 +103,14 @@ def run(args: argparse.Namespace) -> int:
         raise DataError("--resamples must be at least 1.")
     args.model = args.model or [DEFAULT_MODEL]
     requests = requests_from_args(args.model, args.base_model)
-    columns = {"id_column": args.id_col, "prompt_column": args.prompt_col, "solution_column": args.solution_col,
-               "split": args.split, "config": args.config, **limit_options(args)}
+    columns = {
+        "id_column": args.id_col,
+        "prompt_column": args.prompt_col,
+        "solution_column": args.solution_col,
+        "split": args.split,
+        "config": args.config,
+        **limit_options(args),
+    }
     check_hub_options([args.test, args.reference], split=args.split, config=args.config, shipped=(HUMANEVAL, BUILTIN))
     test = load_problem_set(args.test, **columns)
     ref = load_problem_set(args.reference, **columns)
@@ -102,10 +127,18 @@ def run(args: argparse.Namespace) -> int:
     ):
         warnings.simplefilter("always")
         report = run_leakage_test(
-            test, ref, requests,
+            test,
+            ref,
+            requests,
             load=lambda spec: load_model_from_args(args, spec),
-            pairing=args.pairing, store=store, n_resamples=args.resamples, seed=args.seed, progress=bar,
-            setup=setup.to_dict(), provenance=provenance, start_token=args.start_token,
+            pairing=args.pairing,
+            store=store,
+            n_resamples=args.resamples,
+            seed=args.seed,
+            progress=bar,
+            setup=setup.to_dict(),
+            provenance=provenance,
+            start_token=args.start_token,
         )
     elapsed = time.perf_counter() - started
     for w in caught:

@@ -47,10 +47,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     columns = parser.add_argument_group("columns")
     add_column(columns, "question", "question column (default question)", default="question")
-    columns.add_argument("--option-cols", nargs="+", default=["A,B,C,D"], metavar="COL",
-                         help="option columns, as A,B,C,D or A B C D E F (default A,B,C,D)")
-    add_column(columns, "answer", "answer column: letter(s), 0-based index or the exact text of one option "
-               "(default answer)", default="answer")
+    columns.add_argument(
+        "--option-cols",
+        nargs="+",
+        default=["A,B,C,D"],
+        metavar="COL",
+        help="option columns, as A,B,C,D or A B C D E F (default A,B,C,D)",
+    )
+    add_column(
+        columns,
+        "answer",
+        "answer column: letter(s), 0-based index or the exact text of one option (default answer)",
+        default="answer",
+    )
     parser.add_argument("--cut", choices=CUT_MODES, default="chars", help="cut after half the characters or words")
     parser.add_argument("--similarity", choices=SIMILARITY_METRICS, default="rouge_l")
     parser.add_argument(
@@ -97,9 +106,18 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with open_store(args) as store, tqdm_progress("mcq questions", unit="question") as progress:
         report, run_info, n_computed = run_stored_benchmark(
-            dataset.questions, config, load=load, store=store, model=args.model, benchmark=dataset.source,
-            shuffle_seed=args.shuffle_seed, permutation=args.permutation_test, progress=progress,
-            setup=setup.to_dict(), provenance=provenance, start_token=args.start_token,
+            dataset.questions,
+            config,
+            load=load,
+            store=store,
+            model=args.model,
+            benchmark=dataset.source,
+            shuffle_seed=args.shuffle_seed,
+            permutation=args.permutation_test,
+            progress=progress,
+            setup=setup.to_dict(),
+            provenance=provenance,
+            start_token=args.start_token,
         )
     elapsed = time.perf_counter() - started
     if args.export_shuffled and is_main_process():  # one writer in a distributed run
@@ -128,8 +146,10 @@ def _print(payload: dict, model_line: str) -> None:
         for kind in ("next_token", "completion"):
             block = payload[which][kind]
             print(f"{which:<12}{kind:<12}{str(block['distribution']):<32}{block['mean']:>6.3f}")
-    print(f"mitigation (drop in mean): next-token {payload['mitigation']['next_token']:+.3f}, "
-          f"completion {payload['mitigation']['completion']:+.3f}")
+    print(
+        f"mitigation (drop in mean): next-token {payload['mitigation']['next_token']:+.3f}, "
+        f"completion {payload['mitigation']['completion']:+.3f}"
+    )
     perm = payload.get("permutation")
     if perm:
         print(

@@ -70,8 +70,10 @@ def run(args: argparse.Namespace) -> int:
         **limit_options(args),
     )
     info = sys.stderr if args.json else sys.stdout  # --json keeps stdout for the document alone
-    print(f"dataset: {dataset.describe()} · text column {dataset.text_col!r}, label column {dataset.label_col!r}",
-          file=info)
+    print(
+        f"dataset: {dataset.describe()} · text column {dataset.text_col!r}, label column {dataset.label_col!r}",
+        file=info,
+    )
     if dataset.skipped:
         print(f"skipped: {dataset.skipped_summary()}", file=info)
     methods = parse_methods(args.methods)
@@ -99,11 +101,15 @@ def run(args: argparse.Namespace) -> int:
             f"model: {result.model} · run {result.run_id} · {origin} in {result.elapsed_s:.1f} s · store {store_path}"
         )
         if result.n_cut_at_max_tokens:
-            print(f"note: {result.n_cut_at_max_tokens} texts were longer than --max-tokens {args.max_tokens} and "
-                  f"were scored on their first {args.max_tokens} tokens")
+            print(
+                f"note: {result.n_cut_at_max_tokens} texts were longer than --max-tokens {args.max_tokens} and "
+                f"were scored on their first {args.max_tokens} tokens"
+            )
         if result.n_truncated > result.n_cut_at_max_tokens:
-            print(f"note: {result.n_truncated - result.n_cut_at_max_tokens} texts were longer than the model's "
-                  "context and were scored on their first tokens")
+            print(
+                f"note: {result.n_truncated - result.n_cut_at_max_tokens} texts were longer than the model's "
+                "context and were scored on their first tokens"
+            )
         print()
         print_finding(finding)
         print(format_table(result.table_rows()))

@@ -25,9 +25,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     index = actions.add_parser(
         "index",
-        parents=[_backend_options(), dataset_options(required=False, repeatable=True, limit=False, config=False,
-                                                     help_text="training set: demo:overlap-train, a file or a hub id"),
-                 output_options()],
+        parents=[
+            _backend_options(),
+            dataset_options(
+                required=False,
+                repeatable=True,
+                limit=False,
+                config=False,
+                help_text="training set: demo:overlap-train, a file or a hub id",
+            ),
+            output_options(),
+        ],
         help="index training sets",
         description="Index training sets.",
     )
@@ -39,21 +47,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         columns, "messages", "conversation column: each kept turn is one document", aliases=("--messages-field",)
     )
     columns.add_argument("--query-filter", help="keep turns with FIELD:VALUE, e.g. role:user")
-    add_column(columns, "query", "turn field holding the text (default content)", aliases=("--query-field",),
-               default="content")
+    add_column(
+        columns, "query", "turn field holding the text (default content)", aliases=("--query-field",), default="content"
+    )
     index.add_argument("--index-type", choices=["text", "vector"], default="text")
     index.add_argument("--model", help="sentence-transformers model for vector indexes (default all-MiniLM-L6-v2)")
-    index.add_argument("--ngram-size", type=int, default=8,
-                       help="n-gram size a text index stores (default 8); searches of other sizes are slower on "
-                            "Elasticsearch and refused below it by the embedded index")
+    index.add_argument(
+        "--ngram-size",
+        type=int,
+        default=8,
+        help="n-gram size a text index stores (default 8); searches of other sizes are slower on "
+        "Elasticsearch and refused below it by the embedded index",
+    )
     index.add_argument("--overwrite", action="store_true", help="replace an existing index of that name")
     index.set_defaults(func=run_index)
 
     search = actions.add_parser(
         "search",
-        parents=[_backend_options(), dataset_options(repeatable=True, limit=False, config=False,
-                                                     help_text="test set: demo:overlap-test, a file or a hub id"),
-                 output_options()],
+        parents=[
+            _backend_options(),
+            dataset_options(
+                repeatable=True, limit=False, config=False, help_text="test set: demo:overlap-test, a file or a hub id"
+            ),
+            output_options(),
+        ],
         help="search indexes with a test set",
         description="Search indexes.",
     )
@@ -64,23 +81,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--mode", choices=["ngram", "exact", "vector"], default="ngram")
     search.add_argument("--ngram-size", type=int, default=8)
     search.add_argument("--match-threshold", type=float, help="score 1/0 at this value; also the removal threshold")
-    search.add_argument("--search-size", type=int, default=100,
-                        help="Elasticsearch: at most this many candidate documents per test instance (per n-gram "
-                             "when --ngram-size differs from the index's) and training set (default 100)")
+    search.add_argument(
+        "--search-size",
+        type=int,
+        default=100,
+        help="Elasticsearch: at most this many candidate documents per test instance (per n-gram "
+        "when --ngram-size differs from the index's) and training set (default 100)",
+    )
     search.add_argument("--output-dir", required=True, help="where the per-instance JSONL and the report go")
-    search.add_argument("--decontaminate", action="store_true",
-                        help="also write each training set without its matched rows (JSONL files: every other line "
-                             "byte for byte)")
-    search.add_argument("--drop-malformed", action="store_true",
-                        help="with --decontaminate: also leave out unreadable lines, and list them")
+    search.add_argument(
+        "--decontaminate",
+        action="store_true",
+        help="also write each training set without its matched rows (JSONL files: every other line byte for byte)",
+    )
+    search.add_argument(
+        "--drop-malformed",
+        action="store_true",
+        help="with --decontaminate: also leave out unreadable lines, and list them",
+    )
     search.set_defaults(func=run_search)
 
-    listing = actions.add_parser("list", parents=[_backend_options(), output_options()], help="list indexes",
-                                 description="List indexes with their sizes.")
+    listing = actions.add_parser(
+        "list",
+        parents=[_backend_options(), output_options()],
+        help="list indexes",
+        description="List indexes with their sizes.",
+    )
     listing.set_defaults(func=run_list)
 
-    delete = actions.add_parser("delete", parents=[_backend_options(), output_options()], help="delete an index",
-                                description="Delete an index.")
+    delete = actions.add_parser(
+        "delete", parents=[_backend_options(), output_options()], help="delete an index", description="Delete an index."
+    )
     delete.add_argument("--name", required=True)
     delete.set_defaults(func=run_delete)
 
@@ -91,19 +122,30 @@ def _backend_options() -> argparse.ArgumentParser:
     group.add_argument("--backend", choices=["embedded", "elasticsearch"], default="embedded")
     group.add_argument("--index-dir", help="embedded index directory (default <cache>/indexes)")
     group.add_argument("--es-url", help="Elasticsearch URL (default $ES_URL; credentials from ELASTIC_PASSWORD)")
-    group.add_argument("--es-ca-certs", metavar="PEM",
-                       help="CA certificate of an HTTPS cluster (default $ELASTIC_CA_CERTS; ES 8+ writes it to "
-                            "config/certs/http_ca.crt)")
-    group.add_argument("--es-no-verify-certs", action="store_true",
-                       help="do not verify the cluster's TLS certificate (insecure: prints a warning)")
+    group.add_argument(
+        "--es-ca-certs",
+        metavar="PEM",
+        help="CA certificate of an HTTPS cluster (default $ELASTIC_CA_CERTS; ES 8+ writes it to "
+        "config/certs/http_ca.crt)",
+    )
+    group.add_argument(
+        "--es-no-verify-certs",
+        action="store_true",
+        help="do not verify the cluster's TLS certificate (insecure: prints a warning)",
+    )
     return parent
 
 
 def _backend(args: argparse.Namespace):
     from core.overlap.backends import get_backend
 
-    return get_backend(args.backend, root=args.index_dir, es_url=args.es_url, es_ca_certs=args.es_ca_certs,
-                       es_verify_certs=not args.es_no_verify_certs)
+    return get_backend(
+        args.backend,
+        root=args.index_dir,
+        es_url=args.es_url,
+        es_ca_certs=args.es_ca_certs,
+        es_verify_certs=not args.es_no_verify_certs,
+    )
 
 
 def run_index(args: argparse.Namespace) -> int:
@@ -113,8 +155,12 @@ def run_index(args: argparse.Namespace) -> int:
     from core.overlap.sources import skipped_note, source_file, training_sources
 
     sources = training_sources(
-        args.dataset or [], text_field=args.text_col, messages_field=args.messages_col,
-        query_filter=args.query_filter, query_field=args.query_col, split=args.split,
+        args.dataset or [],
+        text_field=args.text_col,
+        messages_field=args.messages_col,
+        query_filter=args.query_filter,
+        query_field=args.query_col,
+        split=args.split,
         mixer_config=args.dataset_mixer_config,
     )
     check_hub_options([s.source for s in sources], split=args.split)
@@ -133,8 +179,15 @@ def run_index(args: argparse.Namespace) -> int:
         )
     info = result.info
     skipped = {dataset: [s.line for s in rows] for dataset, rows in result.skipped.items() if rows}
-    emit_json(args, {"index": _info_json(info), "rows": dict(result.n_rows), "skipped_lines": skipped,
-                     "provenance": command_provenance(args, "overlap index", uses_model=False)})
+    emit_json(
+        args,
+        {
+            "index": _info_json(info),
+            "rows": dict(result.n_rows),
+            "skipped_lines": skipped,
+            "provenance": command_provenance(args, "overlap index", uses_model=False),
+        },
+    )
     for dataset, rows in result.skipped.items():
         if rows:
             print(f"warning: {skipped_note(dataset, rows)}", file=sys.stderr)
@@ -168,8 +221,17 @@ def run_search(args: argparse.Namespace) -> int:
             print(f"warning: {skipped_note(test_set.name, test_set.skipped)}", file=sys.stderr)
     backend = _backend(args)
     with tqdm_progress("searching", unit="instance") as progress:
-        outcome = search_and_write(backend, names, test_sets, settings, args.output_dir, clean=args.decontaminate,
-                                   drop_malformed=args.drop_malformed, progress=progress, plan=_plan(args))
+        outcome = search_and_write(
+            backend,
+            names,
+            test_sets,
+            settings,
+            args.output_dir,
+            clean=args.decontaminate,
+            drop_malformed=args.drop_malformed,
+            progress=progress,
+            plan=_plan(args),
+        )
     report, paths, cleaned_files = outcome.report, outcome.paths, outcome.cleaned
     finding = overlap_finding(report)
     document = {
@@ -182,12 +244,19 @@ def run_search(args: argparse.Namespace) -> int:
                 "matched": report.matched[(e, tr)],
                 "instances": report.counts[e],
             }
-            for e in report.evals for tr in report.trains
+            for e in report.evals
+            for tr in report.trains
         ],
         "files": [str(path) for path in paths],
         "decontaminated": [
-            {"dataset": c.dataset, "removed": c.n_removed, "rows": c.n_rows, "path": str(c.path),
-             "still_matching": c.still_matching, "dropped_lines": c.dropped_lines}
+            {
+                "dataset": c.dataset,
+                "removed": c.n_removed,
+                "rows": c.n_rows,
+                "path": str(c.path),
+                "still_matching": c.still_matching,
+                "dropped_lines": c.dropped_lines,
+            }
             for c in cleaned_files
         ],
         "provenance": command_provenance(args, "overlap search", uses_model=False),
@@ -210,8 +279,13 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     infos = _backend(args).list()
-    emit_json(args, {"indexes": [_info_json(info) for info in infos],
-                     "provenance": command_provenance(args, "overlap list", uses_model=False)})
+    emit_json(
+        args,
+        {
+            "indexes": [_info_json(info) for info in infos],
+            "provenance": command_provenance(args, "overlap list", uses_model=False),
+        },
+    )
     if args.json:
         return 0
     if not infos:
@@ -230,8 +304,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_delete(args: argparse.Namespace) -> int:
     _backend(args).delete(args.name)
-    emit_json(args, {"deleted": args.name,
-                     "provenance": command_provenance(args, "overlap delete", uses_model=False)})
+    emit_json(args, {"deleted": args.name, "provenance": command_provenance(args, "overlap delete", uses_model=False)})
     if not args.json:
         print(f"deleted {args.name}")
     return 0
@@ -245,9 +318,18 @@ def _plan(args: argparse.Namespace):
 
 
 def _info_json(info) -> dict:
-    return {"name": info.name, "backend": info.backend, "index_type": info.index_type, "n_docs": info.n_docs,
-            "datasets": dict(info.datasets), "size_bytes": info.size_bytes, "ngram_size": info.ngram_size,
-            "model": info.model, "complete": info.complete, "unreadable": info.unreadable}
+    return {
+        "name": info.name,
+        "backend": info.backend,
+        "index_type": info.index_type,
+        "n_docs": info.n_docs,
+        "datasets": dict(info.datasets),
+        "size_bytes": info.size_bytes,
+        "ngram_size": info.ngram_size,
+        "model": info.model,
+        "complete": info.complete,
+        "unreadable": info.unreadable,
+    }
 
 
 def _line_list(lines: list[int], limit: int = 30) -> str:

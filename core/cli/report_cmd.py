@@ -25,8 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="id (or unique prefix) of a stored run")
-    parser.add_argument("--out", required=True, metavar="FILE.html",
-                        help="write the HTML report here (unlike other commands' --out, this is HTML, not JSON)")
+    parser.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE.html",
+        help="write the HTML report here (unlike other commands' --out, this is HTML, not JSON)",
+    )
     parser.add_argument("--title", help="report title (default: by the kinds of runs reported)")
     parser.set_defaults(func=run)
 
@@ -37,8 +41,9 @@ def run(args: argparse.Namespace) -> int:
     if args.no_store:
         raise LeakLensError("report reads runs from the results store; drop --no-store (use --store PATH).")
     if Path(args.out).suffix.lower() not in HTML_SUFFIXES:
-        raise LeakLensError(f"The report is an HTML page, so --out must end in .html (got {args.out}); "
-                            "a browser can print it to PDF.")
+        raise LeakLensError(
+            f"The report is an HTML page, so --out must end in .html (got {args.out}); a browser can print it to PDF."
+        )
     with open_store(args) as store:
         runs = find_stored_runs(store, args.run_ids)
         text = stored_runs_report(store, runs, title=args.title)

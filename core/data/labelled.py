@@ -226,8 +226,7 @@ def labelled_from_table(
     if len(classes) < 2:
         only = "members (1)" if classes == {1} else "non-members (0)"
         raise DataError(
-            f"{table.source} holds only {only} in column {label_col!r}; AUROC needs both members and "
-            "non-members."
+            f"{table.source} holds only {only} in column {label_col!r}; AUROC needs both members and non-members."
         )
 
     ids = _row_ids(table, kept)

@@ -85,8 +85,9 @@ def load_problem_set(
     if limit is not None and limit < 1:
         raise DataError(f"limit must be at least 1, got {limit}.")
     if data is not None:
-        uploaded = load_uploaded_problems(data, source, id_column=id_column, prompt_column=prompt_column,
-                                          solution_column=solution_column)
+        uploaded = load_uploaded_problems(
+            data, source, id_column=id_column, prompt_column=prompt_column, solution_column=solution_column
+        )
         return _limited(uploaded, limit)
     if source.lower() == HUMANEVAL:
         return humaneval_problems(limit=limit)
@@ -174,9 +175,7 @@ def problems_from_table(
         seen[task_id] = index
         problems.append(CodeProblem(task_id=task_id, prompt=prompt, solution=solution))
     if not problems:
-        raise DataError(
-            f"{table.source}: no row has both a prompt ({prompt_col!r}) and a solution ({solution_col!r})."
-        )
+        raise DataError(f"{table.source}: no row has both a prompt ({prompt_col!r}) and a solution ({solution_col!r}).")
     return ProblemSet(display_name(table.source), tuple(problems), id_col is not None, tuple(skipped))
 
 

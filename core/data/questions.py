@@ -195,8 +195,9 @@ def questions_from_table(table: Table, *, columns: MCQColumns | None = None, lim
         reasons = "; ".join(sorted({s.reason for s in skipped})[:3]) or "no rows"
         raise DataError(f"{table.source} holds no usable multiple-choice question ({reasons}).")
     notes = () if use_choices else _unused_option_columns(table, columns)
-    return MCQDataset(questions=tuple(questions), source=table.source, skipped=tuple(skipped),
-                      skipped_unit=table.unit, notes=notes)
+    return MCQDataset(
+        questions=tuple(questions), source=table.source, skipped=tuple(skipped), skipped_unit=table.unit, notes=notes
+    )
 
 
 def _unused_option_columns(table: Table, columns: MCQColumns) -> tuple[str, ...]:
@@ -268,8 +269,9 @@ def _answer(value: Any, options: Sequence[str]) -> str | None:
     """
     n_options = len(options)
     letters = LETTERS[:n_options]
-    outside = _AnswerError(f"answer {value!r} is not one of the options ({letters[0]}-{letters[-1]} or "
-                           f"0-{n_options - 1})")
+    outside = _AnswerError(
+        f"answer {value!r} is not one of the options ({letters[0]}-{letters[-1]} or 0-{n_options - 1})"
+    )
     if value is None or (isinstance(value, float) and value != value):
         return None
     if isinstance(value, bool):
@@ -281,8 +283,9 @@ def _answer(value: Any, options: Sequence[str]) -> str | None:
     if isinstance(value, (list, tuple)):  # ["A", "C"] or [0, 2]
         if not value:
             return None
-        picked = [_answer(v, options) if not isinstance(v, str) else _letters(v.strip(), options, outside)
-                  for v in value]
+        picked = [
+            _answer(v, options) if not isinstance(v, str) else _letters(v.strip(), options, outside) for v in value
+        ]
         if any(p is None for p in picked):
             raise outside
         return "".join(sorted(set("".join(p for p in picked if p))))
@@ -298,8 +301,10 @@ def _answer(value: Any, options: Sequence[str]) -> str | None:
         raise
     if read is not None:
         if matches and matches != [read]:
-            raise _AnswerError(f"answer {text!r} is ambiguous: read as a letter or index it is {read}, but it is "
-                               f"the text of option {', '.join(matches)}")
+            raise _AnswerError(
+                f"answer {text!r} is ambiguous: read as a letter or index it is {read}, but it is "
+                f"the text of option {', '.join(matches)}"
+            )
         return read
     if len(matches) == 1:
         return matches[0]
@@ -307,8 +312,10 @@ def _answer(value: Any, options: Sequence[str]) -> str | None:
         raise _AnswerError(f"answer {text!r} is the text of several options ({', '.join(matches)})")
     if re.fullmatch(rf"[A-Za-z]|\d+|[{LETTERS}]{{2,}}", text):
         raise outside
-    raise _AnswerError(f"answer {text!r} matches no option text (nor is it a letter {letters[0]}-{letters[-1]} "
-                       f"or an index 0-{n_options - 1})")
+    raise _AnswerError(
+        f"answer {text!r} matches no option text (nor is it a letter {letters[0]}-{letters[-1]} "
+        f"or an index 0-{n_options - 1})"
+    )
 
 
 def _letters(text: str, options: Sequence[str], outside: _AnswerError) -> str | None:

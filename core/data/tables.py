@@ -44,8 +44,7 @@ ROW_ID_COLUMNS = ("id", "ID", "Id", "uid", "sample_id", "task_id")
 """Columns whose value names a row in skipped-row reports."""
 
 
-def skipped_summary(skipped: list[SkippedRow] | tuple[SkippedRow, ...], *, unit: str = "lines",
-                    limit: int = 10) -> str:
+def skipped_summary(skipped: list[SkippedRow] | tuple[SkippedRow, ...], *, unit: str = "lines", limit: int = 10) -> str:
     """e.g. '3 rows skipped (lines 4, 9, 12: not valid JSON)'; empty when nothing was skipped."""
     if not skipped:
         return ""
@@ -114,8 +113,9 @@ def is_local_source(source: str) -> bool:
     return is_demo_source(source) or Path(source).expanduser().exists() or source.lower().endswith(LOCAL_SUFFIXES)
 
 
-def check_hub_options(sources: Sequence[str], *, split: str | None = None, config: str | None = None,
-                      shipped: Sequence[str] = ()) -> None:
+def check_hub_options(
+    sources: Sequence[str], *, split: str | None = None, config: str | None = None, shipped: Sequence[str] = ()
+) -> None:
     """Refuse ``--split`` / ``--config`` when none of ``sources`` is a hub dataset: they would be ignored.
 
     A blank value counts as not given (a page's empty field). With several sources (a command whose one
@@ -131,8 +131,7 @@ def check_hub_options(sources: Sequence[str], *, split: str | None = None, confi
         f"{s} is {'a shipped set' if s in shipped else 'a shipped demo' if is_demo_source(s) else 'a local file'}"
         for s in named
     )
-    raise DataError(f"{flags} {'apply' if len(given) > 1 else 'applies'} to hub datasets; {what}: "
-                    f"drop {flags}.")
+    raise DataError(f"{flags} {'apply' if len(given) > 1 else 'applies'} to hub datasets; {what}: drop {flags}.")
 
 
 def load_rows(

@@ -90,8 +90,10 @@ def text_set_from_table(
             break
     name = display_name(table.source) + (f" ({where[0]}={where[1]})" if where else "")
     if not texts:
-        raise DataError(f"{name} has no row with text in column {text_col!r}"
-                        + (f" where {where[0]} is {where[1]!r}." if where else "."))
+        raise DataError(
+            f"{name} has no row with text in column {text_col!r}"
+            + (f" where {where[0]} is {where[1]!r}." if where else ".")
+        )
     return TextSet(name, texts, ids, table.source, text_col, skipped, table.unit)
 
 

@@ -262,9 +262,13 @@ def sequence_logprobs_shared_prefix(
         cache = copy.deepcopy(prefix_cache)
         cache.batch_repeat_interleave(len(batch))
         positions = torch.arange(shared, shared + width, device=device).expand(len(batch), width)
-        logits = lm.model(
-            input_ids=input_ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True
-        ).logits[:, :-1].float()
+        logits = (
+            lm.model(
+                input_ids=input_ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True
+            )
+            .logits[:, :-1]
+            .float()
+        )
         picked = logits.gather(2, input_ids[:, 1:, None])[:, :, 0] - torch.logsumexp(logits, dim=-1)
         tail_totals = (picked * mask[:, shared + 1 :]).sum(-1) + first_logp[input_ids[:, 0]]
         for row, index in enumerate(batch):
@@ -296,8 +300,9 @@ class CachedPrefix:
     length: int
 
     @staticmethod
-    def of_row(layers: tuple[tuple[torch.Tensor, torch.Tensor], ...], row: int,
-               spans: Sequence[tuple[int, int]]) -> CachedPrefix:
+    def of_row(
+        layers: tuple[tuple[torch.Tensor, torch.Tensor], ...], row: int, spans: Sequence[tuple[int, int]]
+    ) -> CachedPrefix:
         """The prefix made of columns ``spans`` (in order) of one row of a batch's per-layer keys and values."""
         segments = tuple(_Segment(layers, row, start, stop) for start, stop in spans if stop > start)
         return CachedPrefix(segments, sum(stop - start for start, stop in spans))
@@ -479,8 +484,9 @@ def greedy_after_prefixes(
     results: list[tuple[int, ...]] = [()] * len(prefixes)
     if not prefixes:
         return results
-    for batch in _decoding_batches([p.length + 1 + c for p, c in zip(prefixes, counts, strict=True)], counts,
-                                   token_budget, max_rows):
+    for batch in _decoding_batches(
+        [p.length + 1 + c for p, c in zip(prefixes, counts, strict=True)], counts, token_budget, max_rows
+    ):
         batch = sorted(batch, key=lambda i: -counts[i])  # rows that finish first are the last (_greedy_steps)
         chosen = [prefixes[i] for i in batch]
         width = max(p.length for p in chosen)

@@ -256,8 +256,12 @@ def _dispatched(model: PreTrainedModel, dtype: torch.dtype, placement: str | dic
     from accelerate import dispatch_model, infer_auto_device_map
 
     model = model.to(dtype=dtype)  # type: ignore[call-arg]  # transformers' @wraps(Module.to) reads as unbound
-    device_map = placement if isinstance(placement, dict) else infer_auto_device_map(
-        model, no_split_module_classes=list(getattr(model, "_no_split_modules", None) or []), dtype=dtype
+    device_map = (
+        placement
+        if isinstance(placement, dict)
+        else infer_auto_device_map(
+            model, no_split_module_classes=list(getattr(model, "_no_split_modules", None) or []), dtype=dtype
+        )
     )
     model = dispatch_model(model, device_map=device_map)
     model.hf_device_map = device_map  # type: ignore[assignment]  # torch types unknown Module attrs Tensor|Module
@@ -272,7 +276,10 @@ def first_device(model: PreTrainedModel) -> torch.device:
 
 
 def _from_local_or_hub(
-    spec: str, dtype: torch.dtype, trust_remote_code: bool, revision: str | None = None,
+    spec: str,
+    dtype: torch.dtype,
+    trust_remote_code: bool,
+    revision: str | None = None,
     device_map: str | dict[str, str] | None = None,
 ):
     path = Path(spec).expanduser()
@@ -316,8 +323,10 @@ def _from_local_or_hub(
 
 def hub_offline() -> bool:
     """Whether the user switched the hub off (``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE``)."""
-    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(
+        os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
 
 
 HUB_PROBE_TIMEOUT_S = 3.0
@@ -382,8 +391,12 @@ def _tried(spec: str) -> str:
 
 
 def _from_pretrained(
-    source: str, dtype: torch.dtype, trust_remote_code: bool, spec: str,
-    device_map: str | dict[str, str] | None = None, **kwargs,
+    source: str,
+    dtype: torch.dtype,
+    trust_remote_code: bool,
+    spec: str,
+    device_map: str | dict[str, str] | None = None,
+    **kwargs,
 ):
     placed = {} if device_map is None else {"device_map": device_map}
     try:
@@ -400,11 +413,14 @@ def _from_pretrained(
         elif Path(source).is_dir():
             hint = "The folder's files could not be loaded as a causal language model."
         elif hub_offline() or "offline" in cause.lower() or "connect" in cause.lower():
-            hint = ("The hub is unreachable or offline mode is on; download the model once with network access "
-                    "or pass a local directory.")
+            hint = (
+                "The hub is unreachable or offline mode is on; download the model once with network access "
+                "or pass a local directory."
+            )
         else:
-            hint = ("Check the id's spelling; gated models need HF_TOKEN; models with custom code need "
-                    "--trust-remote-code.")
+            hint = (
+                "Check the id's spelling; gated models need HF_TOKEN; models with custom code need --trust-remote-code."
+            )
         raise ModelLoadError(f"{_tried(spec)}. {hint} (Cause: {type(exc).__name__}: {_shorten(cause)})") from exc
     return tokenizer, model
 
@@ -532,8 +548,9 @@ def planned_start_token(spec: str, *, override: str | None = None, revision: str
         return BUNDLED_MODELS[spec].start_token
     try:
         extra = {"revision": revision} if revision else {}
-        tokenizer = AutoTokenizer.from_pretrained(str(Path(spec).expanduser()) if Path(spec).expanduser().is_dir()
-                                                  else spec, local_files_only=True, **extra)
+        tokenizer = AutoTokenizer.from_pretrained(
+            str(Path(spec).expanduser()) if Path(spec).expanduser().is_dir() else spec, local_files_only=True, **extra
+        )
         return choose_start_token(tokenizer, spec)
     except (OSError, ValueError, KeyError, ModelLoadError):
         return f"auto (rule {START_TOKEN_RULE})"

@@ -137,8 +137,13 @@ def _column(position: int, stem_length: int, stem_at: int, branch_at: int) -> in
 
 
 def _place(
-    input_ids: torch.Tensor, positions: torch.Tensor, sees: torch.Tensor, row: int, at: int,
-    tokens: Sequence[int], first_position: int,
+    input_ids: torch.Tensor,
+    positions: torch.Tensor,
+    sees: torch.Tensor,
+    row: int,
+    at: int,
+    tokens: Sequence[int],
+    first_position: int,
 ) -> None:
     """Tokens at columns ``at...`` of ``row``, each seeing itself and those before it in the run."""
     n = len(tokens)

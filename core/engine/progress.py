@@ -107,8 +107,15 @@ def tqdm_progress(
         if bar is None:
             # Made at the first report, when the total is known. ``initial`` keeps work a resumed run found
             # already stored out of tqdm's rate and time left: it is not this process's speed.
-            bar = tqdm(desc=description, unit=unit, file=stream, disable=disable, total=total, initial=done,
-                       **_bar_shape(stream))
+            bar = tqdm(
+                desc=description,
+                unit=unit,
+                file=stream,
+                disable=disable,
+                total=total,
+                initial=done,
+                **_bar_shape(stream),
+            )
         if bar.total != total:
             bar.total = total
         bar.n = done

@@ -244,9 +244,7 @@ CUT_SLACK_TOKENS = 32
 so it cannot change the tokens that are scored (tokenizers split text into words before merging)."""
 
 
-def _tokenize_bounded(
-    lm: LoadedModel, text: str, limit: int
-) -> tuple[list[int], list[tuple[int, int]], int, bool]:
+def _tokenize_bounded(lm: LoadedModel, text: str, limit: int) -> tuple[list[int], list[tuple[int, int]], int, bool]:
     """(ids, offsets, total tokens, whether the total is exact) without tokenizing what cannot be scored.
 
     A 10 MB row tokenized whole costs gigabytes and tens of seconds for a few thousand scored tokens.

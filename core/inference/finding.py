@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from core.inference.statistic import InferenceResult
-from core.stats.finding import Finding, count, interval, texts_needed, too_few
+from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
 from core.stats.metrics import MetricResult
 
 MIN_TEXTS_PER_SET = 10
@@ -40,8 +40,10 @@ each being sqrt(2/m + d²/4m) (Hedges & Olkin 1985): its upper end falls below 0
 would have shown an effect of that size, so ``none`` also says the test had the power to see one."""
 TEXTS_PER_DETECTOR = 5
 """Below this many texts per set-half for each detector combined, the learnt combination tends to overfit."""
-SAME_DISTRIBUTION = ("Valid only if the validation texts come from the same distribution as the suspect texts "
-                     "(same source, style and period) and were never published or used for training.")
+SAME_DISTRIBUTION = (
+    "Valid only if the validation texts come from the same distribution as the suspect texts "
+    "(same source, style and period) and were never published or used for training."
+)
 
 
 def _p(value: float) -> str:
@@ -56,8 +58,13 @@ def effect_interval(result: InferenceResult) -> tuple[float, float]:
     return d - half, d + half
 
 
-def inference_finding(result: InferenceResult, blind: MetricResult | None, *, suspect: str = "the suspect set",
-                      validation: str = "the validation set") -> Finding:
+def inference_finding(
+    result: InferenceResult,
+    blind: MetricResult | None,
+    *,
+    suspect: str = "the suspect set",
+    validation: str = "the validation set",
+) -> Finding:
     """The finding for one run; ``blind`` is the model-free baseline between the two sets.
 
     ``suspect`` and ``validation`` name the sets in the headline: pass their human labels (a demo's title, the
@@ -69,11 +76,15 @@ def inference_finding(result: InferenceResult, blind: MetricResult | None, *, su
         f"{_p(result.p_value)} (twice the median of {len(result.split_p_values)} split p-values) over {texts}",
         f"effect on held-out texts: Cohen's d = {result.effect_size:+.2f}",
     ]
-    numbers = (f"{_p(result.p_value)} over {texts} · Cohen's d {result.effect_size:+.2f} "
-               f"({interval(d_lo, d_hi, '+.2f')}) · no-effect margin d < {NONE_EFFECT:g}")
+    numbers = (
+        f"{_p(result.p_value)} over {texts} · Cohen's d {result.effect_size:+.2f} "
+        f"({interval(d_lo, d_hi, '+.2f')}) · no-effect margin d < {NONE_EFFECT:g}"
+    )
     if blind is not None:
-        evidence.append(f"blind baseline (wording alone, no model): AUROC {blind.auroc:.2f} "
-                        f"(95% CI {blind.ci[0]:.2f}–{blind.ci[1]:.2f})")
+        evidence.append(
+            f"blind baseline (wording alone, no model): AUROC {blind.auroc:.2f} "
+            f"(95% CI {blind.ci[0]:.2f}–{blind.ci[1]:.2f})"
+        )
         numbers += f" · blind baseline AUROC {blind.auroc:.2f} ({interval(*blind.ci)})"
     top = ", ".join(f"{name} {weight:+.2f}" for name, weight in result.top_features(3))
     evidence.append(f"weightiest detectors: {top}")
@@ -82,39 +93,51 @@ def inference_finding(result: InferenceResult, blind: MetricResult | None, *, su
         caveats.append(f"Left out (constant or often missing): {', '.join(result.left_out_features)}.")
     per_half = min(result.n_suspect, result.n_validation) // 2
     if per_half < TEXTS_PER_DETECTOR * len(result.features):
-        caveats.append(f"{len(result.features)} detectors are combined from {per_half} texts per set in each half: "
-                       "the combination may overfit and lose power. With few texts, combine fewer detectors "
-                       "(e.g. loss, zlib, Min-K%, Min-K%++) or add texts.")
+        caveats.append(
+            f"{len(result.features)} detectors are combined from {per_half} texts per set in each half: "
+            "the combination may overfit and lose power. With few texts, combine fewer detectors "
+            "(e.g. loss, zlib, Min-K%, Min-K%++) or add texts."
+        )
     if result.n_texts_dropped:
         caveats.append(f"{result.n_texts_dropped} text(s) left out: a detector had no score for them.")
     smallest = min(result.n_suspect, result.n_validation)
     if smallest < MIN_TEXTS_PER_SET:
         return Finding(
             "inconclusive",
-            too_few(f"{count(result.n_suspect, 'suspect text')} and {count(result.n_validation, 'validation text')}",
-                    f"{MIN_TEXTS_PER_SET} of each"),
-            tuple(evidence), tuple(caveats), numbers,
+            too_few(
+                f"{count(result.n_suspect, 'suspect text')} and {count(result.n_validation, 'validation text')}",
+                f"{MIN_TEXTS_PER_SET} of each",
+            ),
+            tuple(evidence),
+            tuple(caveats),
+            numbers,
         )
     if blind is None:
-        caveats.append("The blind baseline could not be computed, so a wording difference between the sets "
-                       "cannot be ruled out.")
+        caveats.append(
+            "The blind baseline could not be computed, so a wording difference between the sets cannot be ruled out."
+        )
     elif blind.ci[0] > 0.5:
         return Finding(
             "confounded",
             f"Not a fair test: wording alone separates {suspect} from {validation}, so this cannot say whether "
             f"the model trained on {suspect}.",
             tuple(evidence),
-            ("Use validation texts from the same distribution as the suspect texts, e.g. held-back parts of the "
-             "same work or a private split written at the same time.", *caveats),
+            (
+                "Use validation texts from the same distribution as the suspect texts, e.g. held-back parts of the "
+                "same work or a private split written at the same time.",
+                *caveats,
+            ),
             numbers,
         )
     if result.p_value < WEAK_P:
-        level = "strong" if result.p_value < STRONG_P else "moderate" if result.p_value < MODERATE_P else "weak"
+        level: Level = "strong" if result.p_value < STRONG_P else "moderate" if result.p_value < MODERATE_P else "weak"
         return Finding(
             level,
             f"{level.capitalize()} evidence that the model trained on {suspect}: its texts look more familiar to "
             "the model than the validation texts.",
-            tuple(evidence), tuple(caveats), numbers,
+            tuple(evidence),
+            tuple(caveats),
+            numbers,
         )
     if d_hi < NONE_EFFECT:
         return Finding(
@@ -122,16 +145,23 @@ def inference_finding(result: InferenceResult, blind: MetricResult | None, *, su
             f"No sign that the model trained on {suspect}: its texts look no more familiar to the model than the "
             f"validation texts, and with {texts} even a small difference would have shown.",
             tuple(evidence),
-            ("No difference is not proof of non-use: a model that saw the texts once, long ago, may leave no "
-             "measurable trace.", *caveats),
+            (
+                "No difference is not proof of non-use: a model that saw the texts once, long ago, may leave no "
+                "measurable trace.",
+                *caveats,
+            ),
             numbers,
         )
-    needed = (texts_needed(smallest, result.effect_size, (d_lo, d_hi), (0.0, NONE_EFFECT))
-              if math.isfinite(result.effect_size) else None)
+    needed = (
+        texts_needed(smallest, result.effect_size, (d_lo, d_hi), (0.0, NONE_EFFECT))
+        if math.isfinite(result.effect_size)
+        else None
+    )
     more = f"about {needed - smallest} more texts per set would settle it" if needed else "more texts would settle it"
     return Finding(
         "inconclusive",
-        f"Cannot tell yet: with {texts} the test is too weak to rule out that the model trained on {suspect}; "
-        f"{more}.",
-        tuple(evidence), tuple(caveats), numbers,
+        f"Cannot tell yet: with {texts} the test is too weak to rule out that the model trained on {suspect}; {more}.",
+        tuple(evidence),
+        tuple(caveats),
+        numbers,
     )

@@ -109,20 +109,28 @@ def inference_dataset(suspect: TextSet, validation: TextSet) -> LabelledDataset:
     """Both sets as one labelled dataset (suspect = 1); a text in both sets is an error, not a guess."""
     shared = set(suspect.texts) & set(validation.texts)
     if shared:
-        raise DataError(f"{len(shared)} text(s) appear in both {suspect.name} and {validation.name}; a text "
-                        "cannot be both suspect and validation. Remove them from one set.")
+        raise DataError(
+            f"{len(shared)} text(s) appear in both {suspect.name} and {validation.name}; a text "
+            "cannot be both suspect and validation. Remove them from one set."
+        )
     texts = [*suspect.texts, *validation.texts]
     labels = [1] * len(suspect) + [0] * len(validation)
     ids = [f"{SUSPECT}:{i}" for i in suspect.ids] + [f"{VALIDATION}:{i}" for i in validation.ids]
     return LabelledDataset(
-        texts=texts, labels=labels, ids=ids, source=f"{suspect.name} vs {validation.name}",
-        text_col=suspect.text_col, label_col="set", skipped=[*suspect.skipped, *validation.skipped],
+        texts=texts,
+        labels=labels,
+        ids=ids,
+        source=f"{suspect.name} vs {validation.name}",
+        text_col=suspect.text_col,
+        label_col="set",
+        skipped=[*suspect.skipped, *validation.skipped],
         fingerprint=fingerprint(texts, labels, ids),
     )
 
 
-def infer_from_scores(scores: BenchmarkResult, suspect: str, validation: str, *, n_splits: int = DEFAULT_SPLITS,
-                      seed: int = DEFAULT_SEED) -> DatasetInference:
+def infer_from_scores(
+    scores: BenchmarkResult, suspect: str, validation: str, *, n_splits: int = DEFAULT_SPLITS, seed: int = DEFAULT_SEED
+) -> DatasetInference:
     """The test on already-computed scores (a fresh run, or one read back from the store)."""
     features = np.column_stack([scores.scores(key) for key in scores.method_keys])
     is_suspect = [label == 1 for label in scores.labels]
@@ -154,14 +162,27 @@ def run_dataset_inference(
     watches)."""
     store = store or ResultStore()
     scores = run_membership_benchmark(
-        inference_dataset(suspect, validation), model_spec, methods, store=store, progress=progress,
-        load_model=load_model, setup=setup, options=options, start_token=start_token, max_tokens=max_tokens,
+        inference_dataset(suspect, validation),
+        model_spec,
+        methods,
+        store=store,
+        progress=progress,
+        load_model=load_model,
+        setup=setup,
+        options=options,
+        start_token=start_token,
+        max_tokens=max_tokens,
         batch_size=batch_size,
     )
     inference = infer_from_scores(scores, suspect.name, validation.name, n_splits=n_splits, seed=seed)
     key = {"scores_run": scores.run_id, "n_splits": n_splits, "seed": seed}
-    meta = {"dataset": f"{suspect.name} vs {validation.name}", "model": model_spec, "n_total": 0,
-            "suspect": suspect.name, "validation": validation.name}
+    meta = {
+        "dataset": f"{suspect.name} vs {validation.name}",
+        "model": model_spec,
+        "n_total": 0,
+        "suspect": suspect.name,
+        "validation": validation.name,
+    }
     run = store.get_or_create_run(KIND, key, meta)
     if not run.finished:
         store.finish_run(run.run_id, {"p_value": inference.result.p_value, "finding": inference.finding.to_dict()})
@@ -174,8 +195,14 @@ def inference_from_run(store: ResultStore, run: RunInfo) -> DatasetInference:
         raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a dataset-inference run.")
     scores_run = store.get_run(str(run.key.get("scores_run", "")))
     if scores_run is None or not scores_run.finished:
-        raise LeakLensError(f"The scores behind dataset-inference run {run.run_id} are no longer stored (or not "
-                            "finished); run dataset inference again on the same sets and model.")
-    return infer_from_scores(result_from_store(store, scores_run), str(run.meta["suspect"]),
-                             str(run.meta["validation"]), n_splits=int(run.key["n_splits"]),
-                             seed=int(run.key["seed"]))
+        raise LeakLensError(
+            f"The scores behind dataset-inference run {run.run_id} are no longer stored (or not "
+            "finished); run dataset inference again on the same sets and model."
+        )
+    return infer_from_scores(
+        result_from_store(store, scores_run),
+        str(run.meta["suspect"]),
+        str(run.meta["validation"]),
+        n_splits=int(run.key["n_splits"]),
+        seed=int(run.key["seed"]),
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import stats
@@ -96,9 +97,7 @@ class InferenceResult:
         }
 
 
-def usable_features(
-    features: np.ndarray, names: Sequence[str]
-) -> tuple[np.ndarray, list[str], list[str], np.ndarray]:
+def usable_features(features: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, list[str], list[str], np.ndarray]:
     """(matrix of usable columns, their names, left-out names, mask of texts kept).
 
     A column missing for more than ``MAX_MISSING_SHARE`` of texts or constant is left out; texts missing
@@ -109,7 +108,8 @@ def usable_features(
         raise DataError(f"Expected one column per feature name ({len(names)}), got shape {x.shape}.")
     missing = ~np.isfinite(x)
     keep_cols = [j for j in range(x.shape[1]) if missing[:, j].mean() <= MAX_MISSING_SHARE]
-    rows = ~missing[:, keep_cols].any(axis=1) if keep_cols else np.ones(x.shape[0], bool)
+    # ``missing`` is 2-D (checked above), so reducing along axis 1 gives an array, never a scalar.
+    rows = cast(np.ndarray, ~missing[:, keep_cols].any(axis=1)) if keep_cols else np.ones(x.shape[0], bool)
     keep_cols = [j for j in keep_cols if np.ptp(x[rows, j]) > 0]
     if not keep_cols:
         raise DataError("No detector score varies across these texts; dataset inference has nothing to combine.")
@@ -132,8 +132,9 @@ def one_split(x: np.ndarray, is_suspect: np.ndarray, rng: np.random.Generator) -
     suspect, validation = combined[is_suspect[held]], combined[~is_suspect[held]]
     test = stats.ttest_ind(suspect, validation, equal_var=False, alternative="greater")
     p = float(test.pvalue) if np.isfinite(test.pvalue) else 1.0
-    return SplitOutcome(p, float(test.statistic), cohens_d(suspect, validation), model.coef_[0].copy(),
-                        suspect, validation)
+    return SplitOutcome(
+        p, float(test.statistic), cohens_d(suspect, validation), model.coef_[0].copy(), suspect, validation
+    )
 
 
 def cohens_d(a: np.ndarray, b: np.ndarray) -> float:
@@ -158,8 +159,10 @@ def dataset_inference(
     x, suspect_mask = x[rows], suspect_mask[rows]
     n_suspect, n_validation = int(suspect_mask.sum()), int((~suspect_mask).sum())
     if min(n_suspect, n_validation) < MIN_PER_SET:
-        raise DataError(f"Dataset inference needs at least {MIN_PER_SET} texts in each set (suspect "
-                        f"{n_suspect}, validation {n_validation} with every feature present).")
+        raise DataError(
+            f"Dataset inference needs at least {MIN_PER_SET} texts in each set (suspect "
+            f"{n_suspect}, validation {n_validation} with every feature present)."
+        )
     rng = np.random.default_rng(seed)
     outcomes = [one_split(x, suspect_mask, rng) for _ in range(n_splits)]
     p_values = tuple(o.p_value for o in outcomes)

@@ -37,8 +37,12 @@ def save_comparison(
     weights and problems measured, so the same models on the same sets with the same settings are one run.
     """
     requests = [[m.model, m.base_model] for m in report.models]
-    key = {"set_runs": {spec: list(ids) for spec, ids in set_runs.items()}, "requests": requests,
-           "paired": sets.paired, **{k: report.settings[k] for k in ("n_resamples", "seed")}}
+    key = {
+        "set_runs": {spec: list(ids) for spec, ids in set_runs.items()},
+        "requests": requests,
+        "paired": sets.paired,
+        **{k: report.settings[k] for k in ("n_resamples", "seed")},
+    }
     problems = {"test": sets.test.problems, "reference": sets.ref.problems}
     meta: dict[str, Any] = {
         "dataset": f"{report.test_name} vs {report.ref_name}",
@@ -50,8 +54,10 @@ def save_comparison(
         "has_ids": [sets.test.has_ids, sets.ref.has_ids],
         "unmatched_test": list(report.unmatched_test),
         "unmatched_ref": list(report.unmatched_ref),
-        "skipped": {role: [[s.line, s.reason] for s in rows] for role, rows in
-                    (("test", report.skipped_test), ("reference", report.skipped_ref))},
+        "skipped": {
+            role: [[s.line, s.reason] for s in rows]
+            for role, rows in (("test", report.skipped_test), ("reference", report.skipped_ref))
+        },
     }
     if provenance is not None:
         meta["provenance"] = dict(provenance)
@@ -63,12 +69,20 @@ def save_comparison(
     for role in ROLES:
         for position, problem in enumerate(problems[role]):
             per_model = {spec: by_role[role][position] for spec, by_role in losses.items()}
-            rows.append(SampleRow(
-                f"{role}/{position}", None,
-                {spec: loss.loss for spec, loss in per_model.items()},
-                {"role": role, "task_id": problem.task_id, "prompt": problem.prompt, "solution": problem.solution,
-                 "n_tokens": {spec: loss.n_tokens for spec, loss in per_model.items()}},
-            ))
+            rows.append(
+                SampleRow(
+                    f"{role}/{position}",
+                    None,
+                    {spec: loss.loss for spec, loss in per_model.items()},
+                    {
+                        "role": role,
+                        "task_id": problem.task_id,
+                        "prompt": problem.prompt,
+                        "solution": problem.solution,
+                        "n_tokens": {spec: loss.n_tokens for spec, loss in per_model.items()},
+                    },
+                )
+            )
     store.add_samples(run.run_id, rows)
     return store.finish_run(run.run_id, {"models": [m.to_dict() for m in report.models]})
 
@@ -78,31 +92,36 @@ def report_from_comparison(store: ResultStore, run: RunInfo) -> LeakageReport:
     if run.kind != COMPARISON_KIND:
         raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a loss-delta comparison.")
     if not run.finished:
-        raise LeakLensError(f"The loss-delta comparison {run.dataset} is not finished ({run.status}); run the test "
-                            "again with the same sets and models to store it.")
+        raise LeakLensError(
+            f"The loss-delta comparison {run.dataset} is not finished ({run.status}); run the test "
+            "again with the same sets and models to store it."
+        )
     try:
         meta, key = run.meta, run.key
         samples = store.load_samples(run.run_id)
         sets = PairedSets(
             _problem_set(meta["test_name"], samples, "test", meta["has_ids"][0], meta["skipped"]["test"]),
             _problem_set(meta["ref_name"], samples, "reference", meta["has_ids"][1], meta["skipped"]["reference"]),
-            bool(key["paired"]), tuple(meta["unmatched_test"]), tuple(meta["unmatched_ref"]),
+            bool(key["paired"]),
+            tuple(meta["unmatched_test"]),
+            tuple(meta["unmatched_ref"]),
         )
         requests = [ModelRequest(model, base) for model, base in key["requests"]]
         losses = {spec: _model_losses(spec, samples) for spec in key["set_runs"]}
-        return build_leakage_report(sets, requests, losses, n_resamples=int(key["n_resamples"]),
-                                    seed=int(key["seed"]))
+        return build_leakage_report(sets, requests, losses, n_resamples=int(key["n_resamples"]), seed=int(key["seed"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise LeakLensError(
             f"The loss-delta comparison {run.run_id} in the store is incomplete ({exc!r}); run the test again."
         ) from exc
 
 
-def _problem_set(name: str, samples: Sequence[SampleRow], role: str, has_ids: bool,
-                 skipped: Sequence[Sequence[Any]]) -> ProblemSet:
+def _problem_set(
+    name: str, samples: Sequence[SampleRow], role: str, has_ids: bool, skipped: Sequence[Sequence[Any]]
+) -> ProblemSet:
     problems = tuple(
         CodeProblem(str(s.summary["task_id"]), str(s.summary["prompt"]), str(s.summary["solution"]))
-        for s in samples if s.summary["role"] == role
+        for s in samples
+        if s.summary["role"] == role
     )
     return ProblemSet(name, problems, bool(has_ids), tuple(SkippedRow(int(line), str(why)) for line, why in skipped))
 
@@ -113,6 +132,7 @@ def _model_losses(spec: str, samples: Sequence[SampleRow]) -> ModelLosses:
         loss = s.scores[spec]
         if loss is None:
             raise ValueError(f"no stored loss for {spec} on {s.sample_id}")
-        by_role[s.summary["role"]].append(ProblemLoss(str(s.summary["task_id"]), float(loss),
-                                                      int(s.summary["n_tokens"][spec])))
+        by_role[s.summary["role"]].append(
+            ProblemLoss(str(s.summary["task_id"]), float(loss), int(s.summary["n_tokens"][spec]))
+        )
     return ModelLosses(spec, tuple(by_role["test"]), tuple(by_role["reference"]))

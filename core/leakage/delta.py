@@ -98,7 +98,11 @@ class DeltaStats:
 
 
 def bootstrap_deltas(
-    test_losses: np.ndarray, ref_losses: np.ndarray, paired: bool, *, n_resamples: int = DEFAULT_RESAMPLES,
+    test_losses: np.ndarray,
+    ref_losses: np.ndarray,
+    paired: bool,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> np.ndarray:
     """Δ recomputed on resampled problems; the same seed and sizes give the same draws for every model."""
@@ -119,8 +123,12 @@ def percentile_ci(values: np.ndarray) -> tuple[float, float]:
 
 
 def delta_stats(
-    test_losses: Sequence[float], ref_losses: Sequence[float], paired: bool, *,
-    n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+    test_losses: Sequence[float] | np.ndarray,
+    ref_losses: Sequence[float] | np.ndarray,
+    paired: bool,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
 ) -> DeltaStats:
     t, r = np.asarray(test_losses, float), np.asarray(ref_losses, float)
     if t.size == 0 or r.size == 0:
@@ -281,10 +289,15 @@ class LeakageReport:
         notes = []
         if self.unmatched_test or self.unmatched_ref:
             n_pairs = self.models[0].stats.n_test if self.models else 0
-            parts = [f"{len(ids)} {what} problem(s) ({_ids(ids)})" for what, ids in
-                     (("benchmark", self.unmatched_test), ("reference", self.unmatched_ref)) if ids]
-            notes.append(f"Paired by the {n_pairs} task id(s) both sets share; left out, having no partner: "
-                         f"{' and '.join(parts)}. Use unpaired mode to compare every problem.")
+            parts = [
+                f"{len(ids)} {what} problem(s) ({_ids(ids)})"
+                for what, ids in (("benchmark", self.unmatched_test), ("reference", self.unmatched_ref))
+                if ids
+            ]
+            notes.append(
+                f"Paired by the {n_pairs} task id(s) both sets share; left out, having no partner: "
+                f"{' and '.join(parts)}. Use unpaired mode to compare every problem."
+            )
         for name, rows in ((self.test_name, self.skipped_test), (self.ref_name, self.skipped_ref)):
             if rows:
                 lines = ", ".join(str(r.line) for r in rows[:10]) + (" …" if len(rows) > 10 else "")
@@ -297,8 +310,10 @@ class LeakageReport:
         """Why the low-Δ reference check was not applied, when it was not."""
         if len(self.losses) >= MIN_MODELS_FOR_SHARE:
             return None
-        return (f"The per-problem low-Δ check on the reference set needs at least {MIN_MODELS_FOR_SHARE} scored "
-                f"models; with {len(self.losses)} it is not applied (only solution lengths are checked).")
+        return (
+            f"The per-problem low-Δ check on the reference set needs at least {MIN_MODELS_FOR_SHARE} scored "
+            f"models; with {len(self.losses)} it is not applied (only solution lengths are checked)."
+        )
 
     @property
     def test_used(self) -> str:

@@ -32,14 +32,18 @@ def models_tested(report: LeakageReport) -> str:
 
 def delta2_rule() -> str:
     """The original study's Δ² condition, from ``DELTA2_THRESHOLD``."""
-    return (f"the original study proposes Δ² > {DELTA2_THRESHOLD} as a necessary condition for a clean fine-tune; "
-            "the threshold depends on the base")
+    return (
+        f"the original study proposes Δ² > {DELTA2_THRESHOLD} as a necessary condition for a clean fine-tune; "
+        "the threshold depends on the base"
+    )
 
 
 def reference_check_rule() -> str:
     """When a reference problem is flagged, from ``LENGTH_TOLERANCE``, ``SUSPICIOUS_DELTA`` and ``SUSPICIOUS_SHARE``."""
-    return (f"solution length more than {LENGTH_TOLERANCE:.0%} off its paired test problem, or per-problem "
-            f"Δ < {_signed(SUSPICIOUS_DELTA)} for more than {SUSPICIOUS_SHARE:.0%} of models")
+    return (
+        f"solution length more than {LENGTH_TOLERANCE:.0%} off its paired test problem, or per-problem "
+        f"Δ < {_signed(SUSPICIOUS_DELTA)} for more than {SUSPICIOUS_SHARE:.0%} of models"
+    )
 
 
 def below_threshold(report: LeakageReport, threshold: float = DELTA2_THRESHOLD) -> list[str]:
@@ -49,6 +53,8 @@ def below_threshold(report: LeakageReport, threshold: float = DELTA2_THRESHOLD) 
 
 def below_threshold_note(models: Sequence[str], threshold: float) -> str:
     """The sentence under the Δ² chart naming the models below the threshold."""
-    return (f"Δ² below the study's threshold {threshold:+.3f} for: {', '.join(models)}. The study reads this as "
-            "fine-tuning having made the benchmark markedly easier than the reference; the verdict above weighs it "
-            "with its interval.")
+    return (
+        f"Δ² below the study's threshold {threshold:+.3f} for: {', '.join(models)}. The study reads this as "
+        "fine-tuning having made the benchmark markedly easier than the reference; the verdict above weighs it "
+        "with its interval."
+    )

@@ -35,8 +35,10 @@ MIN_PROBLEMS = 5
 """Fewer problems than this on either side and the interval means nothing: the finding is inconclusive."""
 SMALL_SET = 20
 """Fewer problems than this on either side make the interval rough (a caveat, not a different verdict)."""
-SCOPE = ("Δ says the benchmark (or its style) is easier for the model than the reference set, not that the "
-         "model saw these exact problems; item-level claims need the membership tests.")
+SCOPE = (
+    "Δ says the benchmark (or its style) is easier for the model than the reference set, not that the "
+    "model saw these exact problems; item-level claims need the membership tests."
+)
 
 
 def _sizes(n_test: int, n_ref: int) -> str:
@@ -47,17 +49,23 @@ def _sizes(n_test: int, n_ref: int) -> str:
 def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
     """The finding for one model of the run."""
     s = row.stats
-    evidence = [f"{row.model}: loss {s.l_test:.3f} on {report.test_name}, {s.l_ref:.3f} on {report.ref_name} "
-                f"(Δ {s.delta:+.3f}, 95% CI {s.ci[0]:+.3f} to {s.ci[1]:+.3f})"]
+    evidence = [
+        f"{row.model}: loss {s.l_test:.3f} on {report.test_name}, {s.l_ref:.3f} on {report.ref_name} "
+        f"(Δ {s.delta:+.3f}, 95% CI {s.ci[0]:+.3f} to {s.ci[1]:+.3f})"
+    ]
     caveats = [SCOPE]
     smallest = min(s.n_test, s.n_ref)
     if smallest < SMALL_SET:
-        caveats.append(f"Only {count(smallest, 'problem')} on one side: the interval is rough; "
-                       f"use at least {SMALL_SET} problems per set.")
+        caveats.append(
+            f"Only {count(smallest, 'problem')} on one side: the interval is rough; "
+            f"use at least {SMALL_SET} problems per set."
+        )
     if row.base_stats is not None and row.delta2 is not None and row.delta2_ci is not None:
         b = row.base_stats
-        evidence.append(f"base {row.base_model}: Δ {b.delta:+.3f}; the fine-tune moved the test loss by "
-                        f"{s.l_test - b.l_test:+.3f} and the reference loss by {s.l_ref - b.l_ref:+.3f}")
+        evidence.append(
+            f"base {row.base_model}: Δ {b.delta:+.3f}; the fine-tune moved the test loss by "
+            f"{s.l_test - b.l_test:+.3f} and the reference loss by {s.l_ref - b.l_ref:+.3f}"
+        )
         value, (lo, hi), name = row.delta2, row.delta2_ci, "Δ²"
         subject = f"fine-tuning made {report.test_name} (or its style) easier for {row.model} than for its base model"
         detail = f"Δ {s.delta:+.3f} fine-tuned, {b.delta:+.3f} base"
@@ -67,32 +75,46 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
         subject = f"{report.test_name} (or its style) is easier for {row.model} than the reference set"
         detail = f"loss {s.l_test:.3f} on {report.test_name}, {s.l_ref:.3f} on {report.ref_name}"
         meaning = "a sign the model may have trained on it, or on very similar text"
-    numbers = (f"{name} {value:+.3f} nats per token ({interval(lo, hi, '+.3f')}) · no-effect margin "
-               f"±{NONE_MARGIN:g} · {detail} · {s.n_test} + {s.n_ref} problems")
+    numbers = (
+        f"{name} {value:+.3f} nats per token ({interval(lo, hi, '+.3f')}) · no-effect margin "
+        f"±{NONE_MARGIN:g} · {detail} · {s.n_test} + {s.n_ref} problems"
+    )
     if smallest < MIN_PROBLEMS:
         sides = f"{count(s.n_test, 'problem')} in {report.test_name}, {s.n_ref} in {report.ref_name}"
-        return Finding("inconclusive", f"Too few problems to tell: only {smallest} on one side ({sides}); at least "
-                       f"{MIN_PROBLEMS} per set are needed for a verdict.",
-                       tuple(evidence), tuple(caveats), numbers)
+        return Finding(
+            "inconclusive",
+            f"Too few problems to tell: only {smallest} on one side ({sides}); at least "
+            f"{MIN_PROBLEMS} per set are needed for a verdict.",
+            tuple(evidence),
+            tuple(caveats),
+            numbers,
+        )
     if hi < 0:
         level: Level = "strong" if hi <= STRONG_UPPER else "moderate" if hi <= MODERATE_UPPER else "weak"
-        return Finding(level, f"{level.capitalize()} evidence that {subject}: {meaning}.",
-                       tuple(evidence), tuple(caveats), numbers)
+        return Finding(
+            level, f"{level.capitalize()} evidence that {subject}: {meaning}.", tuple(evidence), tuple(caveats), numbers
+        )
     if lo > -NONE_MARGIN:
         if lo > 0:
-            headline = (f"No sign of leakage: {report.test_name} is harder for {row.model} than the reference "
-                        "set, not easier.")
+            headline = (
+                f"No sign of leakage: {report.test_name} is harder for {row.model} than the reference set, not easier."
+            )
         else:
             headline = f"No sign that {subject}: any difference is too small to matter."
         return Finding("none", headline, tuple(evidence), tuple(caveats), numbers)
     needed = texts_needed(smallest, value, (lo, hi), (0.0, -NONE_MARGIN))
-    more = (f"about {needed - smallest} more problems per set would settle it" if needed
-            else "more problems would settle it")
+    more = (
+        f"about {needed - smallest} more problems per set would settle it"
+        if needed
+        else "more problems would settle it"
+    )
     return Finding(
         "inconclusive",
         f"Cannot tell yet: with {_sizes(s.n_test, s.n_ref)} the measurement is too rough to say whether "
         f"{subject}; {more}.",
-        tuple(evidence), tuple(caveats), numbers,
+        tuple(evidence),
+        tuple(caveats),
+        numbers,
     )
 
 

@@ -100,8 +100,10 @@ def run_leakage_test(
             override = start_token if spec in tested else None
             losses[spec] = _measure_stored(spec, sets, load, store, token_budget, step, setup, provenance, override)
             revision = (setup or {}).get("revision")
-            set_runs[spec] = [run_id_for(KIND, problem_run_key(spec, problems, revision, override))
-                              for problems in (sets.test, sets.ref)]
+            set_runs[spec] = [
+                run_id_for(KIND, problem_run_key(spec, problems, revision, override))
+                for problems in (sets.test, sets.ref)
+            ]
     report = build_leakage_report(sets, requests, losses, n_resamples=n_resamples, seed=seed)
     if store is not None:
         save_comparison(store, sets, report, set_runs, provenance=provenance)
@@ -127,8 +129,14 @@ def _measure_stored(
         return loaded[0]
 
     n_test, total = len(sets.test), len(sets.test) + len(sets.ref)
-    common: _StoredOptions = {"get_model": get_model, "store": store, "token_budget": token_budget,
-                              "setup": setup, "provenance": provenance, "start_token": start_token}
+    common: _StoredOptions = {
+        "get_model": get_model,
+        "store": store,
+        "token_budget": token_budget,
+        "setup": setup,
+        "provenance": provenance,
+        "start_token": start_token,
+    }
     test = stored_set_losses(spec, sets.test, role="test", progress=offset_progress(progress, 0, total), **common)
     ref = stored_set_losses(
         spec, sets.ref, role="reference", progress=offset_progress(progress, n_test, total), **common

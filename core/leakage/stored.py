@@ -82,8 +82,14 @@ def stored_set_losses(
         return {"mean_loss": sum(losses) / len(losses), "n": len(losses)}
 
     outcome = run_resumable(
-        store, RunRequest(KIND, key, meta, setup), problems.ids, score_batch, summarise,
-        batch_size=batch_size, progress=progress, report_start=False,
+        store,
+        RunRequest(KIND, key, meta, setup),
+        problems.ids,
+        score_batch,
+        summarise,
+        batch_size=batch_size,
+        progress=progress,
+        report_start=False,
     )
     if outcome.superseded:
         warnings.warn(weights_changed_note(spec, outcome.superseded), stacklevel=2)

@@ -25,7 +25,7 @@ from core.errors import DataError
 REQUIRED_FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 DEFAULT_TIMEOUT = 10.0
 
-_RUNNER = '''
+_RUNNER = """
 
 import doctest as _doctest
 check({entry})
@@ -36,7 +36,7 @@ if not _runner.tries:
     raise SystemExit("the prompt has no >>> examples")
 if _runner.failures:
     raise SystemExit(f"{{_runner.failures}} docstring example(s) failed")
-'''
+"""
 
 
 @dataclass(frozen=True)

@@ -64,18 +64,25 @@ def mcq_finding(report: MCQReport) -> Finding:
     ]
     if report.permutation is not None:
         p = report.permutation
-        evidence.append(f"the published option order is the most likely of {p.n_orders} for {p.top1_fraction:.0%} "
-                        f"of questions (chance {1 / p.n_orders:.0%}, p = {p.p_value_top1:.2g})")
-    caveats = ["Shuffling also moves each option after different text, which can change how predictable it is "
-               "a little even for a model that never saw the benchmark."]
+        evidence.append(
+            f"the published option order is the most likely of {p.n_orders} for {p.top1_fraction:.0%} "
+            f"of questions (chance {1 / p.n_orders:.0%}, p = {p.p_value_top1:.2g})"
+        )
+    caveats = [
+        "Shuffling also moves each option after different text, which can change how predictable it is "
+        "a little even for a model that never saw the benchmark."
+    ]
     if n < SMALL_BENCHMARK:
         caveats.append(f"Only {n} questions: the interval is rough; use at least {SMALL_BENCHMARK}.")
-    numbers = (f"finished word for word: {before:.2f} of {k} options per question published, {after:.2f} "
-               f"shuffled · drop {drop:+.2f} ({interval(lo, hi, '+.2f')}) · no-effect margin {NONE_MARGIN:g} · "
-               f"{count(n, 'question')}")
+    numbers = (
+        f"finished word for word: {before:.2f} of {k} options per question published, {after:.2f} "
+        f"shuffled · drop {drop:+.2f} ({interval(lo, hi, '+.2f')}) · no-effect margin {NONE_MARGIN:g} · "
+        f"{count(n, 'question')}"
+    )
     if n < MIN_QUESTIONS:
-        return Finding("inconclusive", too_few(count(n, "question"), str(MIN_QUESTIONS)), tuple(evidence),
-                       tuple(caveats), numbers)
+        return Finding(
+            "inconclusive", too_few(count(n, "question"), str(MIN_QUESTIONS)), tuple(evidence), tuple(caveats), numbers
+        )
     if lo > 0:
         level: Level = "strong" if lo >= STRONG_DROP else "moderate" if lo >= MODERATE_DROP else "weak"
         return Finding(
@@ -83,14 +90,17 @@ def mcq_finding(report: MCQReport) -> Finding:
             f"{level.capitalize()} evidence of memorised options: the model finishes {before:.2f} of {k} options "
             f"per question word for word in the published order, but only {after:.2f} of {k} once they are "
             "shuffled.",
-            tuple(evidence), tuple(caveats), numbers,
+            tuple(evidence),
+            tuple(caveats),
+            numbers,
         )
     if token_lo > 0:
         return Finding(
             "weak",
             "Weak evidence of memorised options: the model guesses the next word of an option more often in the "
             "published order, but finishes no more options word for word.",
-            tuple(evidence), tuple(caveats),
+            tuple(evidence),
+            tuple(caveats),
             f"next word right: drop {token_drop:+.2f} of {k} per question ({interval(token_lo, token_hi, '+.2f')})"
             f" · {numbers}",
         )
@@ -100,7 +110,9 @@ def mcq_finding(report: MCQReport) -> Finding:
             "none",
             f"No sign of memorised options: the model finishes {before:.2f} of {k} options per question word for "
             f"word in the published order and {after:.2f} of {k} shuffled, {how}.",
-            tuple(evidence), tuple(caveats), numbers,
+            tuple(evidence),
+            tuple(caveats),
+            numbers,
         )
     needed = texts_needed(n, drop, (lo, hi), (0.0, NONE_MARGIN))
     more = f"about {needed - n} more questions would settle it" if needed else "more questions would settle it"
@@ -108,5 +120,7 @@ def mcq_finding(report: MCQReport) -> Finding:
         "inconclusive",
         f"Cannot tell yet: with {count(n, 'question')} the measurement is too rough to rule out memorised "
         f"options; {more}.",
-        tuple(evidence), tuple(caveats), numbers,
+        tuple(evidence),
+        tuple(caveats),
+        numbers,
     )

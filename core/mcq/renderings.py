@@ -68,8 +68,6 @@ class RenderingPrompts:
     """Tokens to generate per prompt (as asked of ``greedy_generate``)."""
 
 
-
-
 def generate_along_renderings(
     lm: LoadedModel,
     renderings: Sequence[RenderingPrompts],
@@ -283,9 +281,7 @@ def _passes(
     spans = [len(tokens) for tokens, _ in rows]
     extents = [p.length + len(tokens) for p, (tokens, _) in zip(prefixes, rows, strict=True)]
     batches = [
-        part
-        for batch in length_batches(spans, token_budget)
-        for part in split_by_extent(batch, extents, cache_budget)
+        part for batch in length_batches(spans, token_budget) for part in split_by_extent(batch, extents, cache_budget)
     ]
     for batch in batches:
         extended, logits = run_after_prefixes(

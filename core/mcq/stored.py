@@ -46,8 +46,14 @@ def benchmark_fingerprint(questions: Sequence[MCQuestion]) -> str:
 
 
 def mcq_run_key(
-    model: str, questions: Sequence[MCQuestion], config: MCQConfig, *, shuffle_seed: int, permutation: bool,
-    revision: str | None = None, start_token: str | None = None,
+    model: str,
+    questions: Sequence[MCQuestion],
+    config: MCQConfig,
+    *,
+    shuffle_seed: int,
+    permutation: bool,
+    revision: str | None = None,
+    start_token: str | None = None,
 ) -> dict[str, Any]:
     """What identifies an MCQ run: model weights and start token, benchmark content, every probe setting."""
     return {
@@ -84,8 +90,15 @@ def run_stored_benchmark(
     ``load()`` is called only when questions are left to measure; ``progress`` counts questions.
     """
     shuffled = shuffle_questions(questions, shuffle_seed)
-    key = mcq_run_key(model, questions, config, shuffle_seed=shuffle_seed, permutation=permutation,
-                      revision=(setup or {}).get("revision"), start_token=start_token)
+    key = mcq_run_key(
+        model,
+        questions,
+        config,
+        shuffle_seed=shuffle_seed,
+        permutation=permutation,
+        revision=(setup or {}).get("revision"),
+        start_token=start_token,
+    )
     meta: dict[str, Any] = {"dataset": benchmark, "model": model, "n_total": len(questions), "task": "mcq-memorization"}
     if provenance is not None:
         meta["provenance"] = dict(provenance)
@@ -107,8 +120,9 @@ def run_stored_benchmark(
         return payload
 
     ids = [str(questions[i].index) for i in order]
-    outcome = run_resumable(store, RunRequest(KIND, key, meta, setup), ids, score_batch, summarise,
-                            batch_size=batch_size, progress=progress)
+    outcome = run_resumable(
+        store, RunRequest(KIND, key, meta, setup), ids, score_batch, summarise, batch_size=batch_size, progress=progress
+    )
     report = _report_from_samples(questions, shuffled, outcome.samples, config, shuffle_seed)
     return report, outcome.run, outcome.n_computed
 
@@ -198,13 +212,18 @@ def mcq_report_from_run(store: ResultStore, run: RunInfo) -> MCQReport:
         )
     try:
         key = run.key
-        config = MCQConfig(layout=PromptLayout(*key["layout"]), cut=key["cut"], metric=key["metric"],
-                           threshold=float(key["threshold"]))
+        config = MCQConfig(
+            layout=PromptLayout(*key["layout"]), cut=key["cut"], metric=key["metric"], threshold=float(key["threshold"])
+        )
         seed = int(key["shuffle_seed"])
         samples = sorted(samples, key=lambda s: int(s.sample_id))
         questions = [
-            MCQuestion(index=int(s.sample_id), question=str(s.summary["question_text"]),
-                       options=tuple(str(o) for o in s.summary["options"]), answer=s.summary.get("answer"))
+            MCQuestion(
+                index=int(s.sample_id),
+                question=str(s.summary["question_text"]),
+                options=tuple(str(o) for o in s.summary["options"]),
+                answer=s.summary.get("answer"),
+            )
             for s in samples
         ]
     except (KeyError, TypeError, ValueError) as exc:

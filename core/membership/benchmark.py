@@ -14,6 +14,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from core.data.labelled import LabelledDataset
@@ -217,7 +218,7 @@ def run_membership_benchmark(
     key = run_key(dataset, model_spec, chosen, max_tokens, identities["model"], planned)
     if "reference" in identities:
         key["reference_identity"] = identity_digest(identities["reference"])
-    meta = {
+    meta: dict[str, Any] = {
         "dataset": dataset_display_name(dataset.source),
         "source": dataset.source,
         "model": model_spec,
@@ -241,8 +242,9 @@ def run_membership_benchmark(
         if not models:
             models["lm"] = loader(model_spec)
             models["reference"] = _reference_lm(chosen, loader)
-        rows, n_truncated, n_cut = _score_batch(models["lm"], models["reference"], dataset, positions, chosen,
-                                                max_tokens)
+        rows, n_truncated, n_cut = _score_batch(
+            models["lm"], models["reference"], dataset, positions, chosen, max_tokens
+        )
         truncated[0] += n_truncated
         truncated[1] += n_cut
         return rows
@@ -251,8 +253,9 @@ def run_membership_benchmark(
         return _summary(_evaluate(dataset, run_id_for(KIND, key), model_spec, chosen, samples))
 
     request = RunRequest(KIND, key, meta, setup.to_dict())
-    outcome = run_resumable(store, request, dataset.ids, score_batch, summarise, batch_size=batch_size,
-                            progress=progress)
+    outcome = run_resumable(
+        store, request, dataset.ids, score_batch, summarise, batch_size=batch_size, progress=progress
+    )
     result = result_from_store(store, outcome.run, order=dataset.ids)
     notes = list(result.notes)
     if outcome.superseded:
@@ -261,10 +264,16 @@ def run_membership_benchmark(
     # options that change no score) are read back, but the result describes this call's data and options;
     # the stored run keeps the provenance of the call that computed it.
     name = dataset_display_name(dataset.source)
-    return _replace(result, dataset=name, provenance=same_call_provenance(meta["provenance"], outcome.run.meta),
-                    n_computed=outcome.n_computed,
-                    n_truncated=truncated[0], n_cut_at_max_tokens=truncated[1],
-                    elapsed_s=time.perf_counter() - started, notes=notes)
+    return _replace(
+        result,
+        dataset=name,
+        provenance=same_call_provenance(meta["provenance"], outcome.run.meta),
+        n_computed=outcome.n_computed,
+        n_truncated=truncated[0],
+        n_cut_at_max_tokens=truncated[1],
+        elapsed_s=time.perf_counter() - started,
+        notes=notes,
+    )
 
 
 def same_call_provenance(now: dict[str, Any], stored_meta: dict[str, Any]) -> dict[str, Any]:
@@ -273,15 +282,21 @@ def same_call_provenance(now: dict[str, Any], stored_meta: dict[str, Any]) -> di
     stored = dict(stored_meta.get("provenance") or {})
     moment = ("created_at",)
     same = stored and {k: v for k, v in stored.items() if k not in moment} == {
-        k: v for k, v in now.items() if k not in moment}
+        k: v for k, v in now.items() if k not in moment
+    }
     return stored if same else dict(now)
 
 
 def _default_loader(spec: str, setup: ScoringSetup, start_token: str | None, target: str):
     from core.engine.models import load_model
 
-    return load_model(spec, device=setup.device, dtype=setup.torch_dtype, revision=setup.revision,
-                      start_token=start_token if spec == target else None)
+    return load_model(
+        spec,
+        device=setup.device,
+        dtype=setup.torch_dtype,
+        revision=setup.revision,
+        start_token=start_token if spec == target else None,
+    )
 
 
 def _reference_lm(methods: Sequence[Method], loader: Callable[[str], Any]):
@@ -320,6 +335,13 @@ def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], m
     return rows, len(cut), sum(1 for r in cut if max_tokens is not None and r.n_tokens == max_tokens)
 
 
+def _label(sample: SampleRow) -> int:
+    """A stored sample's label: a benchmark stores one with every sample."""
+    if sample.label is None:  # the TypeError int(None) would raise, with the sample named
+        raise TypeError(f"Sample {sample.sample_id} has no label.")
+    return int(sample.label)
+
+
 def _evaluate(
     dataset: LabelledDataset, run_id: str, model: str, methods: Sequence[Method], stored: list[SampleRow]
 ) -> BenchmarkResult:
@@ -328,7 +350,7 @@ def _evaluate(
     if missing:
         raise LeakLensError(f"{len(missing)} samples are missing from run {run_id} after scoring.")
     samples = [by_id[i] for i in dataset.ids]
-    labels = [int(s.label) for s in samples]
+    labels = [_label(s) for s in samples]
     keys = [m.key for m in methods]
     notes: list[str] = []
     metrics: dict[str, MetricResult | None] = {}
@@ -336,7 +358,7 @@ def _evaluate(
     for key in keys:
         column = [score_or_nan(s.scores.get(key)) for s in samples]
         table[key] = column
-        metrics[key] = _try_metric(lambda c=column: evaluate(labels, c), f"{key}", notes)
+        metrics[key] = _try_metric(partial(evaluate, labels, column), f"{key}", notes)
     baseline = _try_metric(lambda: blind_baseline(dataset.texts, labels), "blind baseline", notes)
     combined = _try_metric(lambda: ensemble(table, labels), "ensemble", notes)
     by_class = [{t for t, y in zip(dataset.texts, labels, strict=True) if y == c} for c in (0, 1)]

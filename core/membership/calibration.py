@@ -43,10 +43,7 @@ DEFAULT_FRESH_BATCH_SIZE = 16
 
 def calibration_runs(store: ResultStore, model: str | None = None) -> list[RunInfo]:
     """Finished membership runs usable as calibration sets: ``model``'s runs first, then newest first."""
-    runs = [
-        r for r in store.list_runs(KIND)
-        if r.finished and r.key.get("score_definitions") == SCORE_DEFINITIONS
-    ]
+    runs = [r for r in store.list_runs(KIND) if r.finished and r.key.get("score_definitions") == SCORE_DEFINITIONS]
     return sorted(runs, key=lambda r: r.model != model)  # stable: newest first within each group
 
 
@@ -227,8 +224,13 @@ def stored_fresh_calibration(
         return {"n": len(samples), "min_tokens": tokens[0], "max_tokens": tokens[-1]}
 
     outcome = run_resumable(
-        store or ResultStore(), RunRequest(FRESH_KIND, key, meta, setup.to_dict()), [p.id for p in rows],
-        score_batch, summarise, batch_size=batch_size, progress=progress,
+        store or ResultStore(),
+        RunRequest(FRESH_KIND, key, meta, setup.to_dict()),
+        [p.id for p in rows],
+        score_batch,
+        summarise,
+        batch_size=batch_size,
+        progress=progress,
     )
     notes = (weights_changed_note(spec, outcome.superseded),) if outcome.superseded else ()
     by_id = {s.sample_id: s for s in outcome.samples}

@@ -94,14 +94,17 @@ def membership_finding(result: BenchmarkResult) -> Finding:
         best_label, best_metric = result.method_labels.get(best[0], best[0]), best[1]
         adjusted = selection_adjusted_ci(result, best[0])
         detectors = sum(m is not None for m in result.metrics.values())
-        picked = (f", allowing for picking the best of {detectors} detectors"
-                  if adjusted != best_metric.ci else "")
-        evidence.append(f"best detector: {best_label}, AUROC {best_metric.auroc:.2f} "
-                        f"(95% CI {best_metric.ci[0]:.2f}–{best_metric.ci[1]:.2f}"
-                        + (f"; {adjusted[0]:.2f}–{adjusted[1]:.2f}{picked})" if picked else ")"))
+        picked = f", allowing for picking the best of {detectors} detectors" if adjusted != best_metric.ci else ""
+        evidence.append(
+            f"best detector: {best_label}, AUROC {best_metric.auroc:.2f} "
+            f"(95% CI {best_metric.ci[0]:.2f}–{best_metric.ci[1]:.2f}"
+            + (f"; {adjusted[0]:.2f}–{adjusted[1]:.2f}{picked})" if picked else ")")
+        )
     if baseline is not None:
-        evidence.append(f"blind baseline (wording alone, no model): AUROC {baseline.auroc:.2f} "
-                        f"(95% CI {baseline.ci[0]:.2f}–{baseline.ci[1]:.2f})")
+        evidence.append(
+            f"blind baseline (wording alone, no model): AUROC {baseline.auroc:.2f} "
+            f"(95% CI {baseline.ci[0]:.2f}–{baseline.ci[1]:.2f})"
+        )
     evidence.append(sizes)
     parts = []
     if best is not None:
@@ -116,27 +119,45 @@ def membership_finding(result: BenchmarkResult) -> Finding:
             "inconclusive",
             f"Cannot tell: members and non-members hold the same texts (all {n} appear in both classes), so "
             "nothing can tell them apart.",
-            tuple(evidence), ("Check the label column: each text should be either a member or a non-member.",
-                              *result.notes), numbers,
+            tuple(evidence),
+            ("Check the label column: each text should be either a member or a non-member.", *result.notes),
+            numbers,
         )
     if shared:
-        caveats.append(f"{shared} of the {n} texts appear word for word in both classes (as a member and as a "
-                       "non-member): no detector can separate those, so they pull every AUROC toward 0.50.")
+        caveats.append(
+            f"{shared} of the {n} texts appear word for word in both classes (as a member and as a "
+            "non-member): no detector can separate those, so they pull every AUROC toward 0.50."
+        )
     if min(n_members, n_non_members) < MIN_PER_CLASS:
         return Finding(
             "inconclusive",
-            too_few(f"{count(n_members, 'member text')} and {count(n_non_members, 'non-member text')}",
-                    f"{MIN_PER_CLASS} of each"),
-            tuple(evidence), (*caveats, *result.notes), numbers,
+            too_few(
+                f"{count(n_members, 'member text')} and {count(n_non_members, 'non-member text')}",
+                f"{MIN_PER_CLASS} of each",
+            ),
+            tuple(evidence),
+            (*caveats, *result.notes),
+            numbers,
         )
     if best is None:
-        return Finding("inconclusive", "Cannot tell: no detector produced a usable score on these texts.",
-                       tuple(evidence), (*caveats, *result.notes), numbers)
+        return Finding(
+            "inconclusive",
+            "Cannot tell: no detector produced a usable score on these texts.",
+            tuple(evidence),
+            (*caveats, *result.notes),
+            numbers,
+        )
     metric = best[1]
     lo, hi = adjusted
     caveats += [
-        *([f"The best of {detectors} detectors is picked after seeing the data, so the verdict follows its "
-           "interval widened to allow for the pick."] if picked else []),
+        *(
+            [
+                f"The best of {detectors} detectors is picked after seeing the data, so the verdict follows its "
+                "interval widened to allow for the pick."
+            ]
+            if picked
+            else []
+        ),
         "AUROC says how well the scores separate the two sets, not which single text was seen.",
     ]
     if baseline is None:
@@ -150,7 +171,9 @@ def membership_finding(result: BenchmarkResult) -> Finding:
                 "none",
                 "No sign that the model saw the member texts: its scores tell them from the non-members no better "
                 "than guessing, and a useful difference would have shown.",
-                tuple(evidence), tuple(caveats), numbers,
+                tuple(evidence),
+                tuple(caveats),
+                numbers,
             )
         if baseline is not None and baseline.auroc > 0.6:
             caveats.append(f"Wording alone already reaches AUROC {baseline.auroc:.2f} on these sets.")
@@ -160,24 +183,34 @@ def membership_finding(result: BenchmarkResult) -> Finding:
                 "Cannot tell: the scores rank the non-members as more familiar to the model than the members, "
                 "which the model having seen the members cannot explain; check the labels and how the sets were "
                 "drawn.",
-                tuple(evidence), tuple(caveats), numbers,
+                tuple(evidence),
+                tuple(caveats),
+                numbers,
             )
         # Above chance, the interval settles on either side of 0.5 or 0.6; below it, only inside 0.4 counts.
-        needed = texts_needed(n, metric.auroc, adjusted,
-                              (CHANCE, NONE_UPPER) if metric.auroc >= CHANCE else (NONE_LOWER,))
-        more = (f" about {needed} texts would be needed to settle it ({needed - n} more)." if needed
-                else " more texts would be needed to settle it.")
+        needed = texts_needed(
+            n, metric.auroc, adjusted, (CHANCE, NONE_UPPER) if metric.auroc >= CHANCE else (NONE_LOWER,)
+        )
+        more = (
+            f" about {needed} texts would be needed to settle it ({needed - n} more)."
+            if needed
+            else " more texts would be needed to settle it."
+        )
         return Finding(
             "inconclusive",
             f"Cannot tell yet: with {n} texts the result still includes chance (guessing);{more}",
-            tuple(evidence), tuple(caveats), numbers,
+            tuple(evidence),
+            tuple(caveats),
+            numbers,
         )
     if baseline is not None and baseline.auroc >= lo:
         if above_chance:
             return _confounded(metric, baseline, evidence, caveats, sizes)
-        caveats.append(f"Wording alone reaches AUROC {baseline.auroc:.2f} (95% CI {baseline.ci[0]:.2f}–"
-                       f"{baseline.ci[1]:.2f}); its interval includes chance, but a confounded split is not ruled "
-                       "out.")
+        caveats.append(
+            f"Wording alone reaches AUROC {baseline.auroc:.2f} (95% CI {baseline.ci[0]:.2f}–"
+            f"{baseline.ci[1]:.2f}); its interval includes chance, but a confounded split is not ruled "
+            "out."
+        )
     level: Level = "strong" if lo >= STRONG_LOWER else "moderate" if lo >= MODERATE_LOWER else "weak"
     words = {"strong": "Strong", "moderate": "Moderate", "weak": "Weak"}[level]
     how = {"strong": "far better", "moderate": "clearly better", "weak": "somewhat better"}[level]
@@ -185,19 +218,25 @@ def membership_finding(result: BenchmarkResult) -> Finding:
         level,
         f"{words} evidence that the model saw the member texts: its scores tell them from the non-members {how} "
         "than guessing.",
-        tuple(evidence), tuple(caveats), numbers,
+        tuple(evidence),
+        tuple(caveats),
+        numbers,
     )
 
 
-def _confounded(metric: MetricResult, baseline: MetricResult, evidence: list[str], caveats: list[str],
-                sizes: str) -> Finding:
+def _confounded(
+    metric: MetricResult, baseline: MetricResult, evidence: list[str], caveats: list[str], sizes: str
+) -> Finding:
     return Finding(
         "confounded",
         "Not a fair test: wording alone separates these sets, so the scores may reflect how the sets were split "
         "rather than what the model saw.",
         tuple(evidence),
-        ("Use members and non-members from the same distribution (e.g. the same source, split at random or by "
-         "a date the wording cannot reveal).", *caveats),
+        (
+            "Use members and non-members from the same distribution (e.g. the same source, split at random or by "
+            "a date the wording cannot reveal).",
+            *caveats,
+        ),
         f"blind baseline AUROC {baseline.auroc:.2f} ({interval(*baseline.ci)}) · best detector AUROC "
         f"{metric.auroc:.2f} ({interval(*metric.ci)}) · {sizes}",
     )

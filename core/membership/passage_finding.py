@@ -195,14 +195,16 @@ def place_passage(
         compared = compared[np.isfinite(compared)]
         if compared.size == 0:
             continue
-        placed.append(MethodPlacement(
-            method_key=key,
-            label=calibration.label(key),
-            score=float(value),
-            percentile=percentile_of(float(value), compared),
-            n_at_least=int(np.count_nonzero(compared >= value)),
-            calibration_scores=tuple(float(x) for x in compared),
-        ))
+        placed.append(
+            MethodPlacement(
+                method_key=key,
+                label=calibration.label(key),
+                score=float(value),
+                percentile=percentile_of(float(value), compared),
+                n_at_least=int(np.count_nonzero(compared >= value)),
+                calibration_scores=tuple(float(x) for x in compared),
+            )
+        )
     if not placed:
         raise LeakLensError(
             f"None of {', '.join(methods)} is scored both for the passage and for the fresh passages; "
@@ -224,8 +226,7 @@ def place_passage(
 def has_yardstick(placement: PassagePlacement) -> bool:
     """True when the passage can be read against the fresh passages at all: long enough to judge, and enough
     fresh passages of similar length (``MIN_SIMILAR`` within ``LENGTH_FACTOR``) without widening."""
-    return (not too_short(placement.n_tokens) and not placement.widened
-            and _n_within(placement) >= placement.minimum)
+    return not too_short(placement.n_tokens) and not placement.widened and _n_within(placement) >= placement.minimum
 
 
 def placement_finding(placement: PassagePlacement) -> Finding:
@@ -235,35 +236,49 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     name = _headline_name(deciding)
     low, high = placement.token_range
     evidence = [_method_evidence(m) for m in placement.methods]
-    evidence.append(f"compared with {placement.n_similar} of the {placement.n_calibration} fresh passages, "
-                    f"{low}–{high} tokens long (this passage: {placement.n_tokens} tokens)")
+    evidence.append(
+        f"compared with {placement.n_similar} of the {placement.n_calibration} fresh passages, "
+        f"{low}–{high} tokens long (this passage: {placement.n_tokens} tokens)"
+    )
     if deciding.chance <= 0.5:
-        evidence.append(f"a freshly written passage of this length scores this high about 1 time in "
-                        f"{round(1 / deciding.chance)} ({name})")
+        evidence.append(
+            f"a freshly written passage of this length scores this high about 1 time in "
+            f"{round(1 / deciding.chance)} ({name})"
+        )
     others = [m for m in placement.methods if m is not deciding]
     lengths = f"{low} tokens" if low == high else f"{low}–{high} tokens"
     caveats = [FORMULAIC_CAVEAT, PROSE_CAVEAT]
     within = _n_within(placement)
     if not has_yardstick(placement):
         # No percentile in the numbers: passages of another length are no yardstick for this one.
-        numbers = (f"this passage {count(placement.n_tokens, 'token')} · {within} of the {placement.n_calibration} "
-                   f"fresh passages within {placement.factor:g}× its length · the nearest are {lengths}")
+        numbers = (
+            f"this passage {count(placement.n_tokens, 'token')} · {within} of the {placement.n_calibration} "
+            f"fresh passages within {placement.factor:g}× its length · the nearest are {lengths}"
+        )
     else:
-        numbers = " · ".join([*(_numbers(m) for m in (deciding, *others)),
-                              f"this passage {count(placement.n_tokens, 'token')}, compared with {lengths}"])
+        numbers = " · ".join(
+            [
+                *(_numbers(m) for m in (deciding, *others)),
+                f"this passage {count(placement.n_tokens, 'token')}, compared with {lengths}",
+            ]
+        )
     if too_short(placement.n_tokens):
         return Finding("inconclusive", too_short_text(placement.n_tokens), tuple(evidence), tuple(caveats), numbers)
     if placement.widened or within < placement.minimum:
-        caveats.append(f"Fewer than {placement.minimum} fresh passages are within {placement.factor:g}× its length, "
-                       f"so the {placement.n_similar} nearest in length are shown; loss tends to fall as texts grow "
-                       "longer, so they are no yardstick for this passage.")
+        caveats.append(
+            f"Fewer than {placement.minimum} fresh passages are within {placement.factor:g}× its length, "
+            f"so the {placement.n_similar} nearest in length are shown; loss tends to fall as texts grow "
+            "longer, so they are no yardstick for this passage."
+        )
         return Finding(
             "inconclusive",
             "Cannot tell: no fresh passages of this length to compare with. It has "
             f"{count(placement.n_tokens, 'token')}; {_within_words(within)} of the {placement.n_calibration} "
             f"freshly written passages {'is' if within == 1 else 'are'} within {placement.factor:g} times that "
             f"length, and a reading needs {placement.minimum}.",
-            tuple(evidence), tuple(caveats), numbers,
+            tuple(evidence),
+            tuple(caveats),
+            numbers,
         )
     share = f"{_share(deciding)} freshly written passages of similar length"
     highest = min(placement.methods, key=lambda m: m.chance)
@@ -273,25 +288,32 @@ def placement_finding(placement: PassagePlacement) -> Finding:
             f"Cannot tell: more predictable than {_share(highest)} freshly written passages of similar length "
             f"({_headline_name(highest)}), above most new text but not far enough to count as a sign. Testing "
             "more passages from the same source together (Membership or Dataset inference) can tell.",
-            tuple(evidence), tuple(caveats), numbers,
+            tuple(evidence),
+            tuple(caveats),
+            numbers,
         )
     if deciding.percentile == 0:
-        headline = (f"No sign the model has seen it: less predictable than all {deciding.n_compared} freshly "
-                    "written passages of similar length.")
+        headline = (
+            f"No sign the model has seen it: less predictable than all {deciding.n_compared} freshly "
+            "written passages of similar length."
+        )
     elif level == "none":
         headline = f"No clear sign the model has seen it: more predictable than {share}, within the range of new text."
     else:
-        headline = (f"More predictable than {share}: {STRENGTH[level]} the model may have seen it — "
-                    "evidence, not proof.")
+        headline = f"More predictable than {share}: {STRENGTH[level]} the model may have seen it — evidence, not proof."
     ceiling = next((lv for lv, limit in LEVEL_CHANCE if 1 / (deciding.n_compared + 1) <= limit), "none")
     if deciding.percentile >= 90 and ceiling != "strong":
-        caveats.append(f"With {deciding.n_compared} passages to compare with, the strongest possible reading is "
-                       f"{ceiling}: even text above all of them could be new text scoring high by chance "
-                       f"(1 in {deciding.n_compared + 1}).")
+        caveats.append(
+            f"With {deciding.n_compared} passages to compare with, the strongest possible reading is "
+            f"{ceiling}: even text above all of them could be new text scoring high by chance "
+            f"(1 in {deciding.n_compared + 1})."
+        )
     for other in others:
         if other.level != level:
-            caveats.append(f"The level follows the less extreme reading; {_headline_name(other)} alone places it "
-                           f"higher (more predictable than {_share(other)} passages).")
+            caveats.append(
+                f"The level follows the less extreme reading; {_headline_name(other)} alone places it "
+                f"higher (more predictable than {_share(other)} passages)."
+            )
     return Finding(level, headline, tuple(evidence), tuple(caveats), numbers)
 
 
@@ -299,8 +321,10 @@ def _numbers(method: MethodPlacement) -> str:
     """``loss: more predictable than 92% of 200 fresh passages (1 in 13 score this high)``."""
     if method.percentile == 0:
         return f"{_headline_name(method)}: less predictable than all {method.n_compared} fresh passages"
-    return (f"{_headline_name(method)}: more predictable than {_share(method)} fresh passages "
-            f"(1 in {round(1 / method.chance)} score this high)")
+    return (
+        f"{_headline_name(method)}: more predictable than {_share(method)} fresh passages "
+        f"(1 in {round(1 / method.chance)} score this high)"
+    )
 
 
 def _n_within(placement: PassagePlacement) -> int:
@@ -331,9 +355,13 @@ def _percent(method: MethodPlacement) -> str:
 def _method_evidence(method: MethodPlacement) -> str:
     median = float(np.median(method.calibration_scores))
     if method.method_key == "loss":  # the score is the mean log-prob: perplexity reads better
-        against = (f"perplexity {format_perplexity(math.exp(-method.score))} against a median of "
-                   f"{format_perplexity(math.exp(-median))}")
+        against = (
+            f"perplexity {format_perplexity(math.exp(-method.score))} against a median of "
+            f"{format_perplexity(math.exp(-median))}"
+        )
     else:
         against = f"score {method.score:.2f} against a median of {median:.2f}"
-    return (f"{method.label}: more predictable than {_percent(method)} of the {method.n_compared} fresh passages "
-            f"compared ({against})")
+    return (
+        f"{method.label}: more predictable than {_percent(method)} of the {method.n_compared} fresh passages "
+        f"compared ({against})"
+    )

@@ -36,6 +36,7 @@ s·sqrt(12 / (n(n² − 1))). With s ≈ 3.3 nats (see ``MIN_PASSAGE_TOKENS``) i
 about the slope of fresh text itself (0.007–0.036 on the same passages); over fewer tokens the slope's sign
 is noise (0.063 at 32 tokens; a slope "fitted" through 2 points is any line at all)."""
 
+
 @dataclass(frozen=True)
 class ReferencePoint:
     """A reference passage's perplexity under the current model (e.g. the famous and fresh examples)."""
@@ -123,25 +124,35 @@ def reportable_scores(scores: Mapping[str, float], n_tokens: int) -> dict[str, f
 
 def too_short_text(n_tokens: int) -> str:
     """The plain sentence for a passage below ``MIN_PASSAGE_TOKENS`` (starts "Too short to judge: ")."""
-    return (f"Too short to judge: only {n_tokens} token{'' if n_tokens == 1 else 's'} could be scored, and a "
-            f"reading needs at least {MIN_PASSAGE_TOKENS}; how predictable a few words are says little about "
-            "whether the model has seen the text.")
+    return (
+        f"Too short to judge: only {n_tokens} token{'' if n_tokens == 1 else 's'} could be scored, and a "
+        f"reading needs at least {MIN_PASSAGE_TOKENS}; how predictable a few words are says little about "
+        "whether the model has seen the text."
+    )
 
 
 def _same_text(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
 
-def honest_summary(perplexity: float, references: Sequence[ReferencePoint], model: str, *,
-                   text: str | None = None, n_tokens: int | None = None) -> str:
+def honest_summary(
+    perplexity: float,
+    references: Sequence[ReferencePoint],
+    model: str,
+    *,
+    text: str | None = None,
+    n_tokens: int | None = None,
+) -> str:
     """Markdown: no verdict, the passage's perplexity next to each reference's, and which it sits nearer.
 
     ``text`` (the passage) leaves out a reference that is the passage itself; ``n_tokens`` (its scored
     tokens) below ``MIN_PASSAGE_TOKENS`` turns the summary into "Too short to judge".
     """
     if n_tokens is not None and too_short(n_tokens):
-        return (f"**{too_short_text(n_tokens)}** Its perplexity under `{model}` is "
-                f"{format_perplexity(perplexity)}, which on so few tokens is no basis for comparison.")
+        return (
+            f"**{too_short_text(n_tokens)}** Its perplexity under `{model}` is "
+            f"{format_perplexity(perplexity)}, which on so few tokens is no basis for comparison."
+        )
     itself = [r for r in references if text is not None and _same_text(r.reference_text, text)]
     references = [r for r in references if r not in itself]
     lines = [

@@ -125,9 +125,7 @@ def compute_auxiliary(
         scored = score_texts(lm, flat, kgram_max=0, token_budget=token_budget, progress=tracker.step(n * k))
         neighbours = [tuple(scored[i * k : (i + 1) * k]) for i in range(n)]
 
-    return [
-        AuxiliaryRecords(reference=reference[i], neighbours=neighbours[i], prefixed=prefixed[i]) for i in range(n)
-    ]
+    return [AuxiliaryRecords(reference=reference[i], neighbours=neighbours[i], prefixed=prefixed[i]) for i in range(n)]
 
 
 def _reference_model(lm: LoadedModel, method: ReferenceModel, given: LoadedModel | None) -> LoadedModel:
@@ -139,9 +137,7 @@ def _reference_model(lm: LoadedModel, method: ReferenceModel, given: LoadedModel
             )
         return load_model(method.reference.strip())
     if given is lm or given.spec == lm.spec:
-        raise MethodConfigError(
-            f"The reference model must differ from the target model (both are '{lm.spec}')."
-        )
+        raise MethodConfigError(f"The reference model must differ from the target model (both are '{lm.spec}').")
     if given.spec != method.reference.strip():
         raise MethodConfigError(
             f"The reference model given is '{given.spec}' but the method asks for '{method.reference}'."

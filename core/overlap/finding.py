@@ -37,28 +37,45 @@ def overlap_finding(report: ContaminationReport) -> Finding:
     )
     e, t = max(pairs, key=lambda p: (report.matched[p] / max(report.counts[p[0]], 1), report.scores[p]))
     matched, total = report.matched[(e, t)], report.counts[e]
-    numbers = (f"{matched} of {count(total, 'item')} of {e} matched in index {t} · mean overlap "
-               f"{report.scores[(e, t)]:.2f} · {count(len(pairs), 'pair')} searched")
+    numbers = (
+        f"{matched} of {count(total, 'item')} of {e} matched in index {t} · mean overlap "
+        f"{report.scores[(e, t)]:.2f} · {count(len(pairs), 'pair')} searched"
+    )
     if matched == 0:
         small = [name for name in dict.fromkeys(pe for pe, _ in pairs) if report.counts[name] < MIN_ITEMS]
         if small:
             searched = ", ".join(f"{count(report.counts[name], 'item')} of {name}" for name in small)
-            return Finding("inconclusive",
-                           too_few(f"{searched} searched, none sharing text with the training data",
-                                   f"{MIN_ITEMS} items per test set"),
-                           evidence, caveats, numbers)
-        return Finding("none", f"No overlap found: none of the {total} items of {e} shares text with {t}.",
-                       evidence, caveats, numbers)
+            return Finding(
+                "inconclusive",
+                too_few(
+                    f"{searched} searched, none sharing text with the training data", f"{MIN_ITEMS} items per test set"
+                ),
+                evidence,
+                caveats,
+                numbers,
+            )
+        return Finding(
+            "none",
+            f"No overlap found: none of the {total} items of {e} shares text with {t}.",
+            evidence,
+            caveats,
+            numbers,
+        )
     share = matched / total
     if total < MIN_ITEMS:
-        caveats = (f"Only {count(total, 'item')} in {e}: the {count(matched, 'matched item')} "
-                   f"{'is' if matched == 1 else 'are'} shared text found, but {share:.0%} is a rough rate; search "
-                   f"at least {MIN_ITEMS} items per test set.", *caveats)
+        caveats = (
+            f"Only {count(total, 'item')} in {e}: the {count(matched, 'matched item')} "
+            f"{'is' if matched == 1 else 'are'} shared text found, but {share:.0%} is a rough rate; search "
+            f"at least {MIN_ITEMS} items per test set.",
+            *caveats,
+        )
     level: Level = "strong" if share >= STRONG_SHARE else "moderate" if share >= MODERATE_SHARE else "weak"
     return Finding(
         level,
         f"{matched} of {total} items of {e} ({_percent(share)}) share text with the training data in index {t}.",
-        evidence, caveats, numbers,
+        evidence,
+        caveats,
+        numbers,
     )
 
 

@@ -75,8 +75,10 @@ def run_search(
     out = plan.claim_folder(output_dir, "output folder")
     plan.add_inputs((f"test set {t.name}", t.source) for t in test_sets if Path(t.source).is_file())
     for info in infos:
-        plan.add_inputs((f"training source of index {info.name}", source_file(TrainingSource.from_dict(spec)))
-                        for spec in info.sources)
+        plan.add_inputs(
+            (f"training source of index {info.name}", source_file(TrainingSource.from_dict(spec)))
+            for spec in info.sources
+        )
     plan.claim(out / REPORT_FILE, "contamination report")
     for (eval_name, column), filename in names.pairs.items():
         plan.claim(out / filename, f"result file of {eval_name} in {column}")
@@ -87,8 +89,9 @@ def run_search(
     report, paths = write_outputs(matches, output_dir, names)
     cleaned = []
     if clean:
-        cleaned = decontaminate(backend, matches, test_sets, settings, output_dir, drop_malformed=drop_malformed,
-                                names=names)
+        cleaned = decontaminate(
+            backend, matches, test_sets, settings, output_dir, drop_malformed=drop_malformed, names=names
+        )
     skipped = [row for test_set in test_sets for row in test_set.skipped]
     return SearchOutcome(matches, report, list(paths), cleaned, skipped)
 

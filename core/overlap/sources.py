@@ -247,17 +247,23 @@ def check_unchanged(source: TrainingSource, index: str, *, full: bool = True) ->
     path = source_file(source)
     if path is None:
         return
-    redo = (f"Re-index it (python -m core overlap index --name {index} --overwrite --dataset {source.source} ...) "
-            "and search again.")
+    redo = (
+        f"Re-index it (python -m core overlap index --name {index} --overwrite --dataset {source.source} ...) "
+        "and search again."
+    )
     recorded = source.fingerprint
     if not recorded:
-        raise DataError(f"Index '{index}' holds no fingerprint of {path} (it was built by an older LeakLens), so "
-                        f"LeakLens cannot tell whether the file changed since. {redo}")
+        raise DataError(
+            f"Index '{index}' holds no fingerprint of {path} (it was built by an older LeakLens), so "
+            f"LeakLens cannot tell whether the file changed since. {redo}"
+        )
     now = {"size": path.stat().st_size, "mtime_ns": path.stat().st_mtime_ns} if not full else file_fingerprint(path)
     if any(now[k] != recorded.get(k) for k in now if k != "mtime_ns" or not full):
-        raise DataError(f"{path} changed since index '{index}' was built (now {now['size']} bytes, was "
-                        f"{recorded.get('size')}; content differs), so its row numbers no longer match the index. "
-                        f"{redo}")
+        raise DataError(
+            f"{path} changed since index '{index}' was built (now {now['size']} bytes, was "
+            f"{recorded.get('size')}; content differs), so its row numbers no longer match the index. "
+            f"{redo}"
+        )
 
 
 def skipped_note(name: str, skipped: Sequence[SkippedRow], limit: int = 30) -> str:
@@ -361,8 +367,9 @@ class TrainingReader:
                     yield cast(int, line.index), _where(line.number, line.row), line.row
             return
         hub = not is_local_source(src.source)  # a split or config reaches hub sets only (checked by the command)
-        table = load_rows(src.source, split=(src.split or DEFAULT_HUB_SPLIT) if hub else None,
-                          config=src.config if hub else None)
+        table = load_rows(
+            src.source, split=(src.split or DEFAULT_HUB_SPLIT) if hub else None, config=src.config if hub else None
+        )
         self.skipped.extend(table.skipped)
         limit = _row_limit(src.proportion, len(table.rows))
         for index, row in enumerate(table.rows[:limit]):
@@ -504,9 +511,7 @@ def eval_text_field(columns: Sequence[str]) -> str:
     return found
 
 
-def eval_set_from_table(
-    table: Table, field_name: str | None, *, name: str, id_field: str | None = None
-) -> EvalSet:
+def eval_set_from_table(table: Table, field_name: str | None, *, name: str, id_field: str | None = None) -> EvalSet:
     """Test instances from loaded rows (text field detected when not named); rows without text are listed."""
     field_name = field_name or eval_text_field(table.columns)
     table.require_columns(field_name)
@@ -526,8 +531,11 @@ def eval_set_from_table(
             continue
         instances.append(EvalInstance(str(ident), text))
     if not instances:
-        with_text = "" if not any(s.reason.startswith("no value in id") for s in skipped) else (
-            f" with a value in id field '{id_field}'")
+        with_text = (
+            ""
+            if not any(s.reason.startswith("no value in id") for s in skipped)
+            else (f" with a value in id field '{id_field}'")
+        )
         raise DataError(f"{table.source}: no row has text in field '{field_name}'{with_text}.")
     return EvalSet(name=name, instances=instances, source=table.source, skipped=skipped)
 

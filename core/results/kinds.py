@@ -56,9 +56,11 @@ def _stored_name(run: RunInfo) -> str:
 
 def _meta_pair(first: str, second: str) -> Callable[[RunInfo], str]:
     """The data of a run that compares two sets named in its meta (``first`` vs ``second``)."""
+
     def label(run: RunInfo) -> str:
         a, b = run.meta.get(first), run.meta.get(second)
         return pair_label(str(a), str(b)) if a and b else _stored_name(run)
+
     return label
 
 
@@ -98,31 +100,50 @@ class RunKind:
 
 KINDS: tuple[RunKind, ...] = (
     RunKind(
-        MEMBERSHIP_KIND, "Membership benchmark", result_from_store, membership_finding,
+        MEMBERSHIP_KIND,
+        "Membership benchmark",
+        result_from_store,
+        membership_finding,
         sections=lambda items: membership_sections([result for result, _ in items]),
         csv=lambda result, finding, run: membership_csv(result, finding, _stored_name(run)),
-        figure=auroc_bars, compare=auroc_heatmap, report_title=DEFAULT_TITLE, report_intro=MEMBERSHIP_INTRO,
+        figure=auroc_bars,
+        compare=auroc_heatmap,
+        report_title=DEFAULT_TITLE,
+        report_intro=MEMBERSHIP_INTRO,
     ),
     RunKind(
-        MCQ_KIND, "Multiple choice", mcq_report_from_run, mcq_finding,
-        sections=lambda items: [mcq_section(report, model=str(run.meta.get("model") or run.model),
-                                            benchmark=_stored_name(run)) for report, run in items],
+        MCQ_KIND,
+        "Multiple choice",
+        mcq_report_from_run,
+        mcq_finding,
+        sections=lambda items: [
+            mcq_section(report, model=str(run.meta.get("model") or run.model), benchmark=_stored_name(run))
+            for report, run in items
+        ],
         csv=lambda report, finding, run: mcq_csv(report, finding, _stored_name(run), run.model),
         figure=lambda report: mcq_score_distribution(report, "completion"),
     ),
     RunKind(
-        COMPARISON_KIND, "Loss-delta comparison", report_from_comparison, leakage_finding,
+        COMPARISON_KIND,
+        "Loss-delta comparison",
+        report_from_comparison,
+        leakage_finding,
         sections=lambda items: [leakage_section(report) for report, _ in items],
-        csv=lambda report, finding, run: comparison_csv(report, finding, _meta_pair("test_name", "ref_name")(run),
-                                                        run.model),
-        figure=delta_bars, data_label=_meta_pair("test_name", "ref_name"),
+        csv=lambda report, finding, run: comparison_csv(
+            report, finding, _meta_pair("test_name", "ref_name")(run), run.model
+        ),
+        figure=delta_bars,
+        data_label=_meta_pair("test_name", "ref_name"),
     ),
     RunKind(
-        INFERENCE_KIND, "Dataset inference", inference_from_run, lambda inference: inference.finding,
+        INFERENCE_KIND,
+        "Dataset inference",
+        inference_from_run,
+        lambda inference: inference.finding,
         sections=lambda items: [inference_section(inference) for inference, _ in items],
-        csv=lambda inference, finding, run: inference_csv(inference, finding,
-                                                          _meta_pair("suspect", "validation")(run)),
-        figure=held_out_scores, data_label=_meta_pair("suspect", "validation"),
+        csv=lambda inference, finding, run: inference_csv(inference, finding, _meta_pair("suspect", "validation")(run)),
+        figure=held_out_scores,
+        data_label=_meta_pair("suspect", "validation"),
     ),
     RunKind(DELTA_KIND, "Loss delta", listed_per_model=True),
     RunKind(FRESH_KIND, "Calibration"),

@@ -108,14 +108,20 @@ def unfinished_runs(runs: Sequence[RunInfo]) -> list[RunInfo]:
     return [r for r in runs if not r.finished and r.run_id not in parts]
 
 
-def filter_runs(runs: Sequence[RunInfo], *, models: Collection[str] | None = None,
-                kinds: Collection[str] | None = None) -> list[RunInfo]:
+def filter_runs(
+    runs: Sequence[RunInfo], *, models: Collection[str] | None = None, kinds: Collection[str] | None = None
+) -> list[RunInfo]:
     """The runs of these models and kinds (None = any), in the order given."""
     return [r for r in runs if (models is None or r.model in models) and (kinds is None or r.kind in kinds)]
 
 
-def opened_run(listed: Sequence[RunInfo], chosen: str | None = None, *, newest_when_chosen: str | None = None,
-               newest: str | None = None) -> RunInfo | None:
+def opened_run(
+    listed: Sequence[RunInfo],
+    chosen: str | None = None,
+    *,
+    newest_when_chosen: str | None = None,
+    newest: str | None = None,
+) -> RunInfo | None:
     """The run to open: the one ``chosen`` while it is listed, else the most recent listed (``listed[0]``).
 
     ``newest`` is the newest story in the store (default: ``listed[0]``); a choice made while another run was
@@ -172,15 +178,17 @@ def delta_table(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
     for model, group in _by_model([r for r in runs if r.kind in PER_MODEL_KINDS]).items():
         tests, refs = _delta_sets(group)
         for test, ref in zip_longest(tests, refs):
-            rows.append({
-                "model": model,
-                "benchmark set": test.dataset if test else "",
-                "benchmark mean loss": _mean_loss(test),
-                "benchmark n": _n(test),
-                "reference set": ref.dataset if ref else "",
-                "reference mean loss": _mean_loss(ref),
-                "reference n": _n(ref),
-            })
+            rows.append(
+                {
+                    "model": model,
+                    "benchmark set": test.dataset if test else "",
+                    "benchmark mean loss": _mean_loss(test),
+                    "benchmark n": _n(test),
+                    "reference set": ref.dataset if ref else "",
+                    "reference mean loss": _mean_loss(ref),
+                    "reference n": _n(ref),
+                }
+            )
     return rows
 
 
@@ -209,7 +217,14 @@ def run_details(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
         return str(run.meta.get("role", ""))
 
     return [
-        {"run id": r.run_id, "test": kind_label(r.kind), "dataset": r.dataset, "model": r.model,
-         "role": role(r), "status": r.status, "started (UTC)": r.timestamp("created_at")}
+        {
+            "run id": r.run_id,
+            "test": kind_label(r.kind),
+            "dataset": r.dataset,
+            "model": r.model,
+            "role": role(r),
+            "status": r.status,
+            "started (UTC)": r.timestamp("created_at"),
+        }
         for r in runs
     ]

@@ -66,8 +66,14 @@ def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: st
     if title is None:
         title = (kinds[0].report_title if len(kinds) == 1 else None) or MIXED_TITLE
     intro = " ".join(kind.report_intro for kind in kinds if kind.report_intro)
-    overview = next((kind.compare([s.result for s in opened if s.kind == kind.name]) for kind in kinds
-                     if kind.compare is not None and sum(s.kind == kind.name for s in opened) > 1), None)
+    overview = next(
+        (
+            kind.compare([s.result for s in opened if s.kind == kind.name])
+            for kind in kinds
+            if kind.compare is not None and sum(s.kind == kind.name for s in opened) > 1
+        ),
+        None,
+    )
     return render_report(sections, title=title, intro=intro, overview=overview)
 
 

@@ -35,8 +35,9 @@ def open_stored(store: ResultStore, run: RunInfo) -> StoredResult:
     if kind.rebuild is None or kind.finding is None:
         raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, which has no verdict of its own.")
     if not run.finished:
-        raise LeakLensError(f"Run {run.run_id} ({data_label(run)}) is not finished ({run.status}); run it again "
-                            "to resume it.")
+        raise LeakLensError(
+            f"Run {run.run_id} ({data_label(run)}) is not finished ({run.status}); run it again to resume it."
+        )
     result = kind.rebuild(store, run)
     return StoredResult(run, result, kind.finding(result))
 
@@ -65,6 +66,13 @@ def stored_csv(stored: StoredResult) -> CsvFile:
 def run_card(run: RunInfo, opened: StoredResult | None, problem: str | None = None) -> RunCard:
     """The card of a finished run, from its reopened result (or the reason it could not be reopened)."""
     date = run.timestamp("finished_at" if run.finished_at is not None else "created_at")[:16]
-    return RunCard(run.run_id, run.kind, kind_of(run.kind).label, data_label(run), run.model,
-                   f"{date} UTC" if date else "", None if opened is None else opened.finding,
-                   problem or ("" if opened is not None else "This run cannot be opened."))
+    return RunCard(
+        run.run_id,
+        run.kind,
+        kind_of(run.kind).label,
+        data_label(run),
+        run.model,
+        f"{date} UTC" if date else "",
+        None if opened is None else opened.finding,
+        problem or ("" if opened is not None else "This run cannot be opened."),
+    )

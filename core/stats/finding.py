@@ -50,14 +50,24 @@ class Finding:
             raise ValueError("A finding needs a headline.")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"level": self.level, "headline": self.headline, "numbers": self.numbers,
-                "evidence": list(self.evidence), "caveats": list(self.caveats)}
+        return {
+            "level": self.level,
+            "headline": self.headline,
+            "numbers": self.numbers,
+            "evidence": list(self.evidence),
+            "caveats": list(self.caveats),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         """The finding of ``to_dict``; dicts stored before ``numbers`` existed read back with it empty."""
-        return cls(level=data["level"], headline=data["headline"], evidence=tuple(data.get("evidence", ())),
-                   caveats=tuple(data.get("caveats", ())), numbers=data.get("numbers") or "")
+        return cls(
+            level=data["level"],
+            headline=data["headline"],
+            evidence=tuple(data.get("evidence", ())),
+            caveats=tuple(data.get("caveats", ())),
+            numbers=data.get("numbers") or "",
+        )
 
 
 def texts_needed(n: int, estimate: float, interval: tuple[float, float], null: float | Sequence[float]) -> int | None:

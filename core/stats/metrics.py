@@ -191,9 +191,7 @@ def _folds(labels: np.ndarray, folds: int, what: str) -> int:
     return min(folds, smallest)
 
 
-def blind_baseline(
-    texts: Sequence[str], labels: Labels, folds: int = 5, seed: int = DEFAULT_SEED
-) -> MetricResult:
+def blind_baseline(texts: Sequence[str], labels: Labels, folds: int = 5, seed: int = DEFAULT_SEED) -> MetricResult:
     """A model-free classifier on the same labels: TF-IDF bag of words + logistic regression.
 
     Out-of-fold member probabilities from stratified k-fold cross-validation are scored like any method.

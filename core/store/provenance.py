@@ -28,7 +28,10 @@ def git_commit() -> str | None:
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(PROJECT_ROOT), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=5, check=True,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None

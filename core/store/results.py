@@ -90,7 +90,7 @@ class SampleRow:
     sample_id: str
     label: int | None
     """1 = member, 0 = non-member, None when the task has no labels."""
-    scores: dict[str, float | None] = field(default_factory=dict)
+    scores: Mapping[str, float | None] = field(default_factory=dict)
     """Score by method key; None (or NaN) where a method could not score the sample."""
     summary: dict[str, Any] = field(default_factory=dict)
     """Small per-sample facts worth keeping (token count, loss, ...); never full token records."""
@@ -208,8 +208,9 @@ class ResultStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"Cannot open the results store {self.path}: {self._fault(exc)}. "
-                             "Choose a writable path.") from exc
+            raise StoreError(
+                f"Cannot open the results store {self.path}: {self._fault(exc)}. Choose a writable path."
+            ) from exc
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -258,9 +259,7 @@ class ResultStore:
 
     # -- runs --------------------------------------------------------------------------------------
 
-    def get_or_create_run(
-        self, kind: str, key: Mapping[str, Any], meta: Mapping[str, Any] | None = None
-    ) -> RunInfo:
+    def get_or_create_run(self, kind: str, key: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> RunInfo:
         """The run for ``(kind, key)``, created when new; an unfinished run is claimed by this process.
 
         ``meta`` is stored at creation: ``dataset``, ``model`` and ``n_total`` in it are shown in run

@@ -117,8 +117,17 @@ def run_resumable(
         raise LeakLensError("Sample ids must be unique within a run.")
     ranks = distributed.current()
     if ranks is not None:
-        return _run_sharded(ranks, store, request, sample_ids, score_batch, summarise, batch_size=batch_size,
-                            progress=progress, report_start=report_start)
+        return _run_sharded(
+            ranks,
+            store,
+            request,
+            sample_ids,
+            score_batch,
+            summarise,
+            batch_size=batch_size,
+            progress=progress,
+            report_start=report_start,
+        )
     plan = _plan(store, request, sample_ids, progress)
     if plan.finished is not None:
         _report(progress, len(sample_ids), len(sample_ids))
@@ -242,9 +251,7 @@ def _write(store: ResultStore, plan: _Plan, rows: list[SampleRow]) -> RunOutcome
     return None
 
 
-def _finish(
-    store: ResultStore, plan: _Plan, summarise: Callable[[list[SampleRow]], Mapping[str, Any]]
-) -> RunOutcome:
+def _finish(store: ResultStore, plan: _Plan, summarise: Callable[[list[SampleRow]], Mapping[str, Any]]) -> RunOutcome:
     samples = store.load_samples(plan.run.run_id)
     summary = summarise(samples)
     return RunOutcome(store.finish_run(plan.run.run_id, summary), samples, len(plan.todo), plan.superseded)
@@ -294,8 +301,11 @@ def _claim_or_wait(
         if claimed or run.finished:
             return run
         if not announced:
-            log.warning("Run %s is being computed by another process; waiting for it to finish and reading its "
-                        "results back (Ctrl-C stops waiting; the other process goes on).", run.run_id)
+            log.warning(
+                "Run %s is being computed by another process; waiting for it to finish and reading its "
+                "results back (Ctrl-C stops waiting; the other process goes on).",
+                run.run_id,
+            )
             announced = True
         if progress is not None:
             progress(run.n_done, total)
@@ -304,12 +314,14 @@ def _claim_or_wait(
 
 def runs_of_other_weights(store: ResultStore, kind: str, key: Mapping[str, Any]) -> list[RunInfo]:
     """Stored runs whose key matches ``key`` in everything but the model weights' identity."""
+
     def rest(k: Mapping[str, Any]) -> dict[str, Any]:
         return {name: value for name, value in k.items() if name not in IDENTITY_FIELDS}
 
     wanted = rest(key)
     return [
-        run for run in store.list_runs(kind)
+        run
+        for run in store.list_runs(kind)
         if rest(run.key) == wanted and any(run.key.get(f) != key.get(f) for f in IDENTITY_FIELDS)
     ]
 

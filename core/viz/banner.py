@@ -55,8 +55,10 @@ def _numbers_html(finding: Finding) -> str:
     """The numbers line, its terms glossed on hover; nothing when the finding has none."""
     if not finding.numbers.strip():
         return ""
-    return (f'<div class="leaklens-numbers" style="color: {NUMBERS_COLOUR}; font-size: 0.85rem; '
-            f'margin-top: 0.3rem;">{gloss_html(finding.numbers)}</div>')
+    return (
+        f'<div class="leaklens-numbers" style="color: {NUMBERS_COLOUR}; font-size: 0.85rem; '
+        f'margin-top: 0.3rem;">{gloss_html(finding.numbers)}</div>'
+    )
 
 
 def finding_details_html(finding: Finding) -> str:

@@ -26,8 +26,13 @@ def _perplexity(score: float) -> float:
     return math.exp(-score)
 
 
-def placement_strip(placement: MethodPlacement, passage_name: str = "this passage", *,
-                    set_label: str = "freshly written passages", title: str | None = None) -> go.Figure:
+def placement_strip(
+    placement: MethodPlacement,
+    passage_name: str = "this passage",
+    *,
+    set_label: str = "freshly written passages",
+    title: str | None = None,
+) -> go.Figure:
     """The fresh passages' scores as dots and the passage's own as a marked diamond, on one axis.
 
     ``set_label`` names the dots as the verdict names the comparison set (e.g. "freshly written passages of
@@ -42,23 +47,45 @@ def placement_strip(placement: MethodPlacement, passage_name: str = "this passag
         "perplexity (lower = more predictable)" if is_loss else f"{placement.label} (higher = more predictable)"
     )
     figure = go.Figure()
-    figure.add_trace(go.Scatter(
-        x=values, y=[0] * len(values), mode="markers", name=f"{plotly_text(set_label)} ({len(values)})",
-        marker={"color": FRESH_COLOUR, "size": 10, "opacity": 0.7, "line": {"width": 0}},
-        hovertemplate="fresh passage: %{x:.3g}<extra></extra>",
-    ))
-    figure.add_trace(go.Scatter(
-        x=[own], y=[0], mode="markers+text", name=passage_name, text=[passage_name], textposition="top center",
-        textfont={"color": PASSAGE_COLOUR, "size": 13},
-        marker={"color": PASSAGE_COLOUR, "size": 16, "symbol": "diamond", "line": {"color": "#ffffff", "width": 1}},
-        hovertemplate=f"{passage_name}: %{{x:.3g}}<extra></extra>",
-    ))
+    figure.add_trace(
+        go.Scatter(
+            x=values,
+            y=[0] * len(values),
+            mode="markers",
+            name=f"{plotly_text(set_label)} ({len(values)})",
+            marker={"color": FRESH_COLOUR, "size": 10, "opacity": 0.7, "line": {"width": 0}},
+            hovertemplate="fresh passage: %{x:.3g}<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[own],
+            y=[0],
+            mode="markers+text",
+            name=passage_name,
+            text=[passage_name],
+            textposition="top center",
+            textfont={"color": PASSAGE_COLOUR, "size": 13},
+            marker={"color": PASSAGE_COLOUR, "size": 16, "symbol": "diamond", "line": {"color": "#ffffff", "width": 1}},
+            hovertemplate=f"{passage_name}: %{{x:.3g}}<extra></extra>",
+        )
+    )
     if title:
-        style_figure(figure, height=170, showlegend=False, margin={"l": 12, "r": 12, "t": 44, "b": 12},
-                     title={"text": plotly_text(title), "font": {"size": 14}, "y": 0.96, "yanchor": "top"})
+        style_figure(
+            figure,
+            height=170,
+            showlegend=False,
+            margin={"l": 12, "r": 12, "t": 44, "b": 12},
+            title={"text": plotly_text(title), "font": {"size": 14}, "y": 0.96, "yanchor": "top"},
+        )
     else:
-        style_figure(figure, height=190, showlegend=True, margin={"l": 12, "r": 12, "t": 30, "b": 12},
-                     legend={"orientation": "h", "y": -0.55, "x": 0})
+        style_figure(
+            figure,
+            height=190,
+            showlegend=True,
+            margin={"l": 12, "r": 12, "t": 30, "b": 12},
+            legend={"orientation": "h", "y": -0.55, "x": 0},
+        )
     figure.update_yaxes(visible=False, range=[-1, 1.2])
     figure.update_xaxes(title_text=axis_title, autorange="reversed" if is_loss else True)
     return figure

@@ -17,11 +17,21 @@ def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = 
     return rows_csv(rows, columns if columns else (rows[0].keys() if rows else ()))
 
 
-def result_csv(rows: Sequence[Mapping[str, Any]], *, finding: Finding | None, model: str, data: str,
-               columns: Sequence[str] | None = None) -> str:
+def result_csv(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    finding: Finding | None,
+    model: str,
+    data: str,
+    columns: Sequence[str] | None = None,
+) -> str:
     """CSV whose every row starts with the verdict (level and headline), the model and the data, then ``rows``'
     own columns (interval columns included by the caller)."""
-    context = {"verdict": finding.level if finding else "", "verdict_headline": finding.headline if finding else "",
-               "model": model, "data": data}
+    context = {
+        "verdict": finding.level if finding else "",
+        "verdict_headline": finding.headline if finding else "",
+        "model": model,
+        "data": data,
+    }
     own = list(columns or (rows[0].keys() if rows else ()))
     return csv_text([{**context, **row} for row in rows], [*CONTEXT_COLUMNS, *own])

@@ -8,8 +8,16 @@ from core.leakage.describe import data_label, models_tested
 from core.stats.finding import Finding
 from core.viz.csv_export import result_csv
 
-PROBLEM_COLUMNS = ("delta", "delta_ci_low", "delta_ci_high", "p_value", "scored_by", "task_id", "loss_test",
-                   "loss_reference")
+PROBLEM_COLUMNS = (
+    "delta",
+    "delta_ci_low",
+    "delta_ci_high",
+    "p_value",
+    "scored_by",
+    "task_id",
+    "loss_test",
+    "loss_reference",
+)
 
 
 def _interval(stats: DeltaStats) -> dict[str, object]:
@@ -21,11 +29,21 @@ def summary_csv(report: LeakageReport, finding: Finding) -> str:
     rows = []
     for m in report.models:
         s = m.stats
-        rows.append({**_interval(s), "significance_test": s.test, "loss_test": s.l_test, "loss_reference": s.l_ref,
-                     "n_test": s.n_test, "n_reference": s.n_ref, "base_model": m.base_model,
-                     "delta_base": m.base_stats.delta if m.base_stats else None, "delta2": m.delta2,
-                     "delta2_ci_low": m.delta2_ci[0] if m.delta2_ci else None,
-                     "delta2_ci_high": m.delta2_ci[1] if m.delta2_ci else None})
+        rows.append(
+            {
+                **_interval(s),
+                "significance_test": s.test,
+                "loss_test": s.l_test,
+                "loss_reference": s.l_ref,
+                "n_test": s.n_test,
+                "n_reference": s.n_ref,
+                "base_model": m.base_model,
+                "delta_base": m.base_stats.delta if m.base_stats else None,
+                "delta2": m.delta2,
+                "delta2_ci_low": m.delta2_ci[0] if m.delta2_ci else None,
+                "delta2_ci_high": m.delta2_ci[1] if m.delta2_ci else None,
+            }
+        )
     return result_csv(rows, finding=finding, model=models_tested(report), data=data_label(report))
 
 
@@ -39,7 +57,15 @@ def problems_csv(report: LeakageReport, finding: Finding) -> str:
     for row in report.problem_rows():
         scored_by = str(row["model"])
         interval = _interval(stats[scored_by]) if scored_by in stats else {}
-        rows.append({**interval, "scored_by": scored_by, "task_id": row["task_id"], "loss_test": row["loss_test"],
-                     "loss_reference": row["loss_ref"]})
-    return result_csv(rows, finding=finding, model=models_tested(report), data=data_label(report),
-                      columns=PROBLEM_COLUMNS)
+        rows.append(
+            {
+                **interval,
+                "scored_by": scored_by,
+                "task_id": row["task_id"],
+                "loss_test": row["loss_test"],
+                "loss_reference": row["loss_ref"],
+            }
+        )
+    return result_csv(
+        rows, finding=finding, model=models_tested(report), data=data_label(report), columns=PROBLEM_COLUMNS
+    )

@@ -49,20 +49,39 @@ def delta_bars(report: LeakageReport) -> go.Figure:
     groups = _groups(report)
     labels = [label for label, _ in groups]
     fig = go.Figure()
-    fig.add_bar(name=f"benchmark: {plotly_text(report.test_name)}", x=labels, y=[s.l_test for _, s in groups],
-                marker_color=TEST_COLOUR, hovertemplate="%{x}<br>benchmark loss %{y:.3f}<extra></extra>")
-    fig.add_bar(name=f"reference: {plotly_text(report.ref_name)}", x=labels, y=[s.l_ref for _, s in groups],
-                marker_color=REF_COLOUR, hovertemplate="%{x}<br>reference loss %{y:.3f}<extra></extra>")
+    fig.add_bar(
+        name=f"benchmark: {plotly_text(report.test_name)}",
+        x=labels,
+        y=[s.l_test for _, s in groups],
+        marker_color=TEST_COLOUR,
+        hovertemplate="%{x}<br>benchmark loss %{y:.3f}<extra></extra>",
+    )
+    fig.add_bar(
+        name=f"reference: {plotly_text(report.ref_name)}",
+        x=labels,
+        y=[s.l_ref for _, s in groups],
+        marker_color=REF_COLOUR,
+        hovertemplate="%{x}<br>reference loss %{y:.3f}<extra></extra>",
+    )
     top = max(max(s.l_test, s.l_ref) for _, s in groups)
     for label, s in groups:
         lo, hi = s.ci
-        fig.add_annotation(x=label, y=max(s.l_test, s.l_ref), yshift=8, yanchor="bottom", showarrow=False,
-                           font={"size": 14, "color": CHANCE_COLOUR},
-                           text=f"Δ = {s.delta:+.3f}<br><span style='font-size:12px'>95% CI {lo:+.3f} to "
-                                f"{hi:+.3f}</span>")
+        fig.add_annotation(
+            x=label,
+            y=max(s.l_test, s.l_ref),
+            yshift=8,
+            yanchor="bottom",
+            showarrow=False,
+            font={"size": 14, "color": CHANCE_COLOUR},
+            text=f"Δ = {s.delta:+.3f}<br><span style='font-size:12px'>95% CI {lo:+.3f} to {hi:+.3f}</span>",
+        )
     style_figure(
-        fig, height=460, barmode="group", title="Loss per solution token: benchmark vs reference (lower = easier)",
-        yaxis={"title": {"text": "mean loss (nats per token)"}, "range": [0, top * 1.3]}, legend=TOP_LEGEND,
+        fig,
+        height=460,
+        barmode="group",
+        title="Loss per solution token: benchmark vs reference (lower = easier)",
+        yaxis={"title": {"text": "mean loss (nats per token)"}, "range": [0, top * 1.3]},
+        legend=TOP_LEGEND,
     )
     fig.update_xaxes(showgrid=False)
     return fig
@@ -76,22 +95,45 @@ def delta2_bars(report: LeakageReport, threshold: float = DELTA2_THRESHOLD) -> g
     values = [float(m.delta2) for m in rows if m.delta2 is not None]  # every row: rows have a Δ²
     lows = [m.delta2_ci[0] if m.delta2_ci else v for m, v in zip(rows, values)]
     highs = [m.delta2_ci[1] if m.delta2_ci else v for m, v in zip(rows, values)]
-    labels = [f"{model_name(m.model)} vs {model_name(m.base_model or '')}<br><b>Δ² = {v:+.3f}</b><br>"
-              f"95% CI {lo:+.3f} to {hi:+.3f}" for m, v, lo, hi in zip(rows, values, lows, highs)]
+    labels = [
+        f"{model_name(m.model)} vs {model_name(m.base_model or '')}<br><b>Δ² = {v:+.3f}</b><br>"
+        f"95% CI {lo:+.3f} to {hi:+.3f}"
+        for m, v, lo, hi in zip(rows, values, lows, highs)
+    ]
     fig = go.Figure()
-    fig.add_bar(x=labels, y=values, marker_color=DELTA2_COLOUR, name="Δ²", width=0.5,
-                error_y={"type": "data", "symmetric": False, "array": [h - v for h, v in zip(highs, values)],
-                         "arrayminus": [v - lo for v, lo in zip(values, lows)], "color": CHANCE_COLOUR},
-                hovertemplate="Δ² %{y:+.3f}<extra></extra>")
+    fig.add_bar(
+        x=labels,
+        y=values,
+        marker_color=DELTA2_COLOUR,
+        name="Δ²",
+        width=0.5,
+        error_y={
+            "type": "data",
+            "symmetric": False,
+            "array": [h - v for h, v in zip(highs, values)],
+            "arrayminus": [v - lo for v, lo in zip(values, lows)],
+            "color": CHANCE_COLOUR,
+        },
+        hovertemplate="Δ² %{y:+.3f}<extra></extra>",
+    )
     ends = [0.0, threshold, *values, *lows, *highs]
     span = (max(ends) - min(ends)) or abs(threshold) or 0.05
     fig.add_hline(y=0, line_color=AXIS_COLOUR, line_width=1)
-    fig.add_hline(y=threshold, line_dash="dash", line_color=CHANCE_COLOUR, annotation_font_color=CHANCE_COLOUR,
-                  annotation_text=f"study's threshold {threshold:+.3f}", annotation_position="bottom right")
-    style_figure(fig, height=440, title="Δ² = Δ_model − Δ_base (below zero: fine-tuning made the benchmark easier)",
-                 yaxis={"title": {"text": "Δ² (nats per token)"},
-                        "range": [min(ends) - 0.2 * span, max(ends) + 0.2 * span]},
-                 showlegend=False)
+    fig.add_hline(
+        y=threshold,
+        line_dash="dash",
+        line_color=CHANCE_COLOUR,
+        annotation_font_color=CHANCE_COLOUR,
+        annotation_text=f"study's threshold {threshold:+.3f}",
+        annotation_position="bottom right",
+    )
+    style_figure(
+        fig,
+        height=440,
+        title="Δ² = Δ_model − Δ_base (below zero: fine-tuning made the benchmark easier)",
+        yaxis={"title": {"text": "Δ² (nats per token)"}, "range": [min(ends) - 0.2 * span, max(ends) + 0.2 * span]},
+        showlegend=False,
+    )
     fig.update_xaxes(showgrid=False)
     return fig
 
@@ -108,24 +150,48 @@ def problem_scatter(report: LeakageReport, model: str) -> go.Figure:
     if report.paired:
         x, y = losses.ref_losses, losses.test_losses
         ids = [plotly_text(p.task_id) for p in losses.test]
-        fig.add_scatter(x=x, y=y, mode="markers", name="problem", text=ids, marker={"color": TEST_COLOUR},
-                        hovertemplate="%{text}<br>L_ref %{x:.3f}<br>L_test %{y:.3f}<extra></extra>")
+        fig.add_scatter(
+            x=x,
+            y=y,
+            mode="markers",
+            name="problem",
+            text=ids,
+            marker={"color": TEST_COLOUR},
+            hovertemplate="%{text}<br>L_ref %{x:.3f}<br>L_test %{y:.3f}<extra></extra>",
+        )
         title = f"Per-problem loss, {model_name(model)}"
         x_title, y_title = "L_ref (reference problem)", "L_test (paired benchmark problem)"
     else:
         qs = np.linspace(0, 1, max(len(losses.test), len(losses.ref)))
         x, y = np.quantile(losses.ref_losses, qs), np.quantile(losses.test_losses, qs)
-        fig.add_scatter(x=x, y=y, mode="markers", name="quantile", marker={"color": TEST_COLOUR},
-                        customdata=qs * 100,
-                        hovertemplate="quantile %{customdata:.0f}%<br>L_ref %{x:.3f}<br>L_test %{y:.3f}<extra></extra>")
+        fig.add_scatter(
+            x=x,
+            y=y,
+            mode="markers",
+            name="quantile",
+            marker={"color": TEST_COLOUR},
+            customdata=qs * 100,
+            hovertemplate="quantile %{customdata:.0f}%<br>L_ref %{x:.3f}<br>L_test %{y:.3f}<extra></extra>",
+        )
         title = f"Loss quantiles (unpaired sets), {model_name(model)}"
         x_title, y_title = "L_ref quantile", "L_test quantile"
     lo = float(min(np.min(x), np.min(y)))
     hi = float(max(np.max(x), np.max(y)))
     pad = 0.05 * (hi - lo or 1.0)
-    fig.add_scatter(x=[lo - pad, hi + pad], y=[lo - pad, hi + pad], mode="lines",
-                    name="L_test = L_ref (below it: the benchmark was easier)",
-                    line={"dash": "dash", "color": DIAGONAL_COLOUR}, hoverinfo="skip")
-    style_figure(fig, height=480, title=title, xaxis={"title": {"text": x_title}},
-                 yaxis={"title": {"text": y_title}}, legend=TOP_LEGEND)
+    fig.add_scatter(
+        x=[lo - pad, hi + pad],
+        y=[lo - pad, hi + pad],
+        mode="lines",
+        name="L_test = L_ref (below it: the benchmark was easier)",
+        line={"dash": "dash", "color": DIAGONAL_COLOUR},
+        hoverinfo="skip",
+    )
+    style_figure(
+        fig,
+        height=480,
+        title=title,
+        xaxis={"title": {"text": x_title}},
+        yaxis={"title": {"text": y_title}},
+        legend=TOP_LEGEND,
+    )
     return fig

@@ -39,10 +39,14 @@ def probe_row(result: ProbeResult, letter: str) -> str:
 
 def question_html(result: QuestionResult) -> str:
     """A table with one row per option probe."""
-    head = ("<tr><th>Option</th><th>Prefix (end)</th><th>Ground truth</th><th>Model completion</th>"
-            "<th>Next token</th><th>Exact</th><th>Similarity</th></tr>")
+    head = (
+        "<tr><th>Option</th><th>Prefix (end)</th><th>Ground truth</th><th>Model completion</th>"
+        "<th>Next token</th><th>Exact</th><th>Similarity</th></tr>"
+    )
     rows = "".join(probe_row(p, result.question.letters[p.probe.option_index]) for p in result.probes)
-    note = ('<caption style="caption-side:bottom;text-align:left;color:#5b6670;font-size:0.8rem;padding-top:4px">'
-            '<mark class="match">Highlighted</mark>: characters the model\'s completion shares with the ground truth '
-            '· ✓ reproduced · ✗ not reproduced</caption>')
+    note = (
+        '<caption style="caption-side:bottom;text-align:left;color:#5b6670;font-size:0.8rem;padding-top:4px">'
+        '<mark class="match">Highlighted</mark>: characters the model\'s completion shares with the ground truth '
+        "· ✓ reproduced · ✗ not reproduced</caption>"
+    )
     return f'{STYLE}<table class="mcq-probe">{note}{head}{rows}</table>'

@@ -129,8 +129,13 @@ def auroc_heatmap(results: Sequence[BenchmarkResult]) -> go.Figure:
     ticks = ["<br>".join(wrap_label(part) for part in plotly_text(c).split(" · ")) for c in columns]
     width, height = heatmap_size(y, ticks, title=title)
     label_room = 18 * label_lines(ticks)
-    style_figure(figure, height=height + label_room, width=width, title=title,
-                 margin={"l": 12, "r": 12, "t": 64 + label_room, "b": 12, "pad": 4})
+    style_figure(
+        figure,
+        height=height + label_room,
+        width=width,
+        title=title,
+        margin={"l": 12, "r": 12, "t": 64 + label_room, "b": 12, "pad": 4},
+    )
     figure.update_layout(title={"yref": "container", "y": 1.0, "yanchor": "top", "pad": {"t": 14}})
     figure.update_yaxes(autorange="reversed", showgrid=False)
     figure.update_xaxes(showgrid=False, side="top", tickvals=columns, ticktext=ticks, tickangle=0)
@@ -196,15 +201,31 @@ def _reference_lines(figure: go.Figure, baseline: MetricResult | None, horizonta
         lines.append((baseline.auroc, f"blind baseline {baseline.auroc:.3f}", BASELINE_COLOUR, "dash"))
     if not horizontal:
         for (value, text, colour, dash), where in zip(lines, ("bottom left", "top left")):
-            figure.add_hline(value, line_dash=dash, line_color=colour, line_width=2, annotation_text=text,
-                             annotation_position=where, annotation_font_color=colour)
+            figure.add_hline(
+                value,
+                line_dash=dash,
+                line_color=colour,
+                line_width=2,
+                annotation_text=text,
+                annotation_position=where,
+                annotation_font_color=colour,
+            )
         return
     lowest = min(range(len(lines)), key=lambda i: lines[i][0])
     for index, (value, text, colour, dash) in enumerate(lines):
         figure.add_vline(value, line_dash=dash, line_color=colour, line_width=2)
         side = "right" if index == lowest and len(lines) > 1 else "left"
-        figure.add_annotation(x=value, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor=side, text=text,
-                              showarrow=False, font={"color": colour, "size": 12})
+        figure.add_annotation(
+            x=value,
+            y=1.0,
+            xref="x",
+            yref="paper",
+            yanchor="bottom",
+            xanchor=side,
+            text=text,
+            showarrow=False,
+            font={"color": colour, "size": 12},
+        )
 
 
 def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> go.Figure:
@@ -235,13 +256,22 @@ def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> g
             )
         )
     figure.add_trace(
-        go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (0.500)", hoverinfo="skip",
-                   line={"dash": "dot", "color": CHANCE_COLOUR, "width": 1.2})
+        go.Scatter(
+            x=[0, 1],
+            y=[0, 1],
+            mode="lines",
+            name="chance (0.500)",
+            hoverinfo="skip",
+            line={"dash": "dot", "color": CHANCE_COLOUR, "width": 1.2},
+        )
     )
     baseline = result.blind_baseline
     if baseline is not None:
-        points = [(fpr, tpr) for fpr, tpr in ((0.01, baseline.tpr_at_1_fpr), (0.05, baseline.tpr_at_5_fpr))
-                  if math.isfinite(tpr)]
+        points = [
+            (fpr, tpr)
+            for fpr, tpr in ((0.01, baseline.tpr_at_1_fpr), (0.05, baseline.tpr_at_5_fpr))
+            if math.isfinite(tpr)
+        ]
         if points:
             figure.add_trace(
                 go.Scatter(
@@ -250,9 +280,13 @@ def roc_overlay(result: BenchmarkResult, keys: Sequence[str] | None = None) -> g
                     mode="markers",
                     # The diamonds are two points, not a curve: say what they mark.
                     name=f"{BASELINE_LABEL}, AUROC {baseline.auroc:.3f}: share of members it catches at 1% and 5% "
-                         "false alarms",
-                    marker={"symbol": "diamond", "size": 10, "color": BASELINE_COLOUR,
-                            "line": {"color": CHANCE_COLOUR, "width": 1}},
+                    "false alarms",
+                    marker={
+                        "symbol": "diamond",
+                        "size": 10,
+                        "color": BASELINE_COLOUR,
+                        "line": {"color": CHANCE_COLOUR, "width": 1},
+                    },
                     hovertemplate="Blind baseline (no model)<br>TPR %{y:.3f} at FPR %{x:.0%}<extra></extra>",
                 )
             )

@@ -46,18 +46,30 @@ def item_overlap_chart(matches: Sequence[Match]) -> go.Figure:
             by_key = {(m.eval_name, m.test_id): m.score for m in ms}
             keys = [k for k in order if k in by_key]
             figure.add_bar(
-                x=[plotly_text(label[k]) for k in keys], y=[by_key[k] for k in keys], marker_color=colour,
+                x=[plotly_text(label[k]) for k in keys],
+                y=[by_key[k] for k in keys],
+                marker_color=colour,
                 name=plotly_text(f"{eval_name} in {column}"),
-                text=[f"{by_key[k]:.2f}" if by_key[k] > 0 else "" for k in keys], textposition="outside",
-                cliponaxis=False, hovertemplate="%{x}: %{y:.3f}<extra>" + plotly_text(column) + "</extra>",
+                text=[f"{by_key[k]:.2f}" if by_key[k] > 0 else "" for k in keys],
+                textposition="outside",
+                cliponaxis=False,
+                hovertemplate="%{x}: %{y:.3f}<extra>" + plotly_text(column) + "</extra>",
             )
-        xaxis = {"title": {"text": "test item, most overlap first"}, "type": "category", "tickangle": -45,
-                 "categoryorder": "array", "categoryarray": [plotly_text(label[k]) for k in order]}
+        xaxis = {
+            "title": {"text": "test item, most overlap first"},
+            "type": "category",
+            "tickangle": -45,
+            "categoryorder": "array",
+            "categoryarray": [plotly_text(label[k]) for k in order],
+        }
     else:
         for i, ((eval_name, column), ms) in enumerate(pairs.items()):
             scores = sorted((m.score for m in ms), reverse=True)
             figure.add_scatter(
-                x=list(range(1, len(scores) + 1)), y=scores, mode="lines", fill="tozeroy",
+                x=list(range(1, len(scores) + 1)),
+                y=scores,
+                mode="lines",
+                fill="tozeroy",
                 line={"color": series_style(i)[0] if several else MEMBER_COLOUR},
                 name=plotly_text(f"{eval_name} in {column}"),
                 hovertemplate="item %{x} (by overlap): %{y:.3f}<extra></extra>",

@@ -111,8 +111,7 @@ def results_csv(results: Sequence[BenchmarkResult]) -> str:
     rows = []
     for result, data in zip(results, column_labels(results, with_model=False), strict=True):
         finding = membership_finding(result)
-        context = {"verdict": finding.level, "verdict_headline": finding.headline, "model": result.model,
-                   "data": data}
+        context = {"verdict": finding.level, "verdict_headline": finding.headline, "model": result.model, "data": data}
         rows += [{**row, **context} for row in result.table_rows()]
     return csv_text(rows, [*CONTEXT_COLUMNS, *(c for c in CSV_COLUMNS if c != "model")])
 
@@ -129,26 +128,54 @@ class CsvFile:
 def membership_csv(result: BenchmarkResult, finding: Finding, data: str) -> CsvFile:
     """AUROC per detector of one membership run."""
     rows = [{k: row[k] for k in CSV_COLUMNS if k not in ("dataset", "model")} for row in result.table_rows()]
-    return CsvFile("AUROC per detector (CSV)", "leaklens_membership_auroc.csv",
-                   result_csv(rows, finding=finding, model=result.model, data=data))
+    return CsvFile(
+        "AUROC per detector (CSV)",
+        "leaklens_membership_auroc.csv",
+        result_csv(rows, finding=finding, model=result.model, data=data),
+    )
 
 
 def inference_csv(inference: DatasetInference, finding: Finding, data: str) -> CsvFile:
     """Each detector's AUROC between the two sets and its weight in the combined score."""
-    rows = [{"detector": row["label"], "method": row["method"], "auroc": row["auroc"], "ci_low": row["ci_low"],
-             "ci_high": row["ci_high"], "weight": inference.result.weights.get(row["method"])}
-            for row in inference.scores.table_rows()]
-    return CsvFile("Each detector's AUROC and weight (CSV)", "leaklens_dataset_inference.csv",
-                   result_csv(rows, finding=finding, model=inference.model, data=data))
+    rows = [
+        {
+            "detector": row["label"],
+            "method": row["method"],
+            "auroc": row["auroc"],
+            "ci_low": row["ci_low"],
+            "ci_high": row["ci_high"],
+            "weight": inference.result.weights.get(row["method"]),
+        }
+        for row in inference.scores.table_rows()
+    ]
+    return CsvFile(
+        "Each detector's AUROC and weight (CSV)",
+        "leaklens_dataset_inference.csv",
+        result_csv(rows, finding=finding, model=inference.model, data=data),
+    )
 
 
 def comparison_csv(report: LeakageReport, finding: Finding, data: str, model: str) -> CsvFile:
     """The loss delta of each model of a loss-delta comparison."""
-    rows = [{"scored_model": m.model, "base_model": m.base_model or "", "l_test": m.stats.l_test,
-             "l_ref": m.stats.l_ref, "delta": m.stats.delta, "ci_low": m.stats.ci[0], "ci_high": m.stats.ci[1],
-             "p_value": m.stats.p_value, "delta2": m.delta2} for m in report.models]
-    return CsvFile("Loss delta per model (CSV)", "leaklens_loss_delta.csv",
-                   result_csv(rows, finding=finding, model=model, data=data))
+    rows = [
+        {
+            "scored_model": m.model,
+            "base_model": m.base_model or "",
+            "l_test": m.stats.l_test,
+            "l_ref": m.stats.l_ref,
+            "delta": m.stats.delta,
+            "ci_low": m.stats.ci[0],
+            "ci_high": m.stats.ci[1],
+            "p_value": m.stats.p_value,
+            "delta2": m.delta2,
+        }
+        for m in report.models
+    ]
+    return CsvFile(
+        "Loss delta per model (CSV)",
+        "leaklens_loss_delta.csv",
+        result_csv(rows, finding=finding, model=model, data=data),
+    )
 
 
 def mcq_csv(report: MCQReport, finding: Finding, data: str, model: str) -> CsvFile:
@@ -156,11 +183,22 @@ def mcq_csv(report: MCQReport, finding: Finding, data: str, model: str) -> CsvFi
     rows = []
     for kind in ("completion", "next_token"):
         drop, (low, high) = score_drop(report, kind)
-        rows.append({"probe": PROBE_TITLES[kind], "options": report.original.n_options,
-                     "published_order": report.original.summary(kind).mean,
-                     "shuffled": report.shuffled.summary(kind).mean, "drop": drop, "ci_low": low, "ci_high": high})
-    return CsvFile("Score drop per probe (CSV)", "leaklens_multiple_choice.csv",
-                   result_csv(rows, finding=finding, model=model, data=data))
+        rows.append(
+            {
+                "probe": PROBE_TITLES[kind],
+                "options": report.original.n_options,
+                "published_order": report.original.summary(kind).mean,
+                "shuffled": report.shuffled.summary(kind).mean,
+                "drop": drop,
+                "ci_low": low,
+                "ci_high": high,
+            }
+        )
+    return CsvFile(
+        "Score drop per probe (CSV)",
+        "leaklens_multiple_choice.csv",
+        result_csv(rows, finding=finding, model=model, data=data),
+    )
 
 
 def _fmt(value: float | None, spec: str = ".3f") -> str:
@@ -171,7 +209,8 @@ def _table(header: Sequence[str], rows: Iterable[tuple[Sequence[str], str]]) -> 
     """An HTML table; cells are plain text (escaped here), each row with an optional CSS class."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join(
-        ("<tr>" if not css else f'<tr class="{escape(css)}">') + "".join(f"<td>{escape(c)}</td>" for c in cells)
+        ("<tr>" if not css else f'<tr class="{escape(css)}">')
+        + "".join(f"<td>{escape(c)}</td>" for c in cells)
         + "</tr>"
         for cells, css in rows
     )
@@ -191,8 +230,13 @@ def _membership_table(result: BenchmarkResult) -> str:
     for row in result.table_rows():
         css = {"blind_baseline": "baseline", "ensemble": "ensemble"}.get(row["method"], "")
         ci = "–" if row["ci_low"] is None else f"{row['ci_low']:.3f}–{row['ci_high']:.3f}"
-        cells = (f"{row['label']} ({row['method']})", _fmt(row["auroc"]), ci, _fmt(row["tpr_at_1_fpr"]),
-                 _fmt(row["tpr_at_5_fpr"]))
+        cells = (
+            f"{row['label']} ({row['method']})",
+            _fmt(row["auroc"]),
+            ci,
+            _fmt(row["tpr_at_1_fpr"]),
+            _fmt(row["tpr_at_5_fpr"]),
+        )
         rows.append((cells, css))
     return _table(("method", "AUROC", "95% CI", "TPR@1%FPR", "TPR@5%FPR"), rows)
 
@@ -242,9 +286,19 @@ def leakage_section(report: LeakageReport) -> ReportSection:
         figures.append(delta2_bars(report))
     figures += [problem_scatter(report, m.model) for m in report.models]
     rows = [
-        ((m.model, m.base_model or "–", _fmt(m.stats.l_test), _fmt(m.stats.l_ref), _fmt(m.stats.delta, "+.3f"),
-          f"{m.stats.ci[0]:+.3f} to {m.stats.ci[1]:+.3f}", _fmt(m.stats.p_value, ".2g"),
-          _fmt(m.delta2, "+.3f") if m.delta2 is not None else "–"), "")
+        (
+            (
+                m.model,
+                m.base_model or "–",
+                _fmt(m.stats.l_test),
+                _fmt(m.stats.l_ref),
+                _fmt(m.stats.delta, "+.3f"),
+                f"{m.stats.ci[0]:+.3f} to {m.stats.ci[1]:+.3f}",
+                _fmt(m.stats.p_value, ".2g"),
+                _fmt(m.delta2, "+.3f") if m.delta2 is not None else "–",
+            ),
+            "",
+        )
         for m in report.models
     ]
     details = [_table(("model", "base model", "L_test", "L_ref", "Δ", "Δ 95% CI", "p", "Δ²"), rows)]
@@ -257,8 +311,10 @@ def leakage_section(report: LeakageReport) -> ReportSection:
         heading=f"Loss delta · {pair_label(report.test_name, report.ref_name)}",
         finding=leakage_finding(report),
         figures=tuple(figures),
-        meta=(f"Loss-delta test · {first.n_test} benchmark and {first.n_ref} reference problems · {pairing} · "
-              f"significance test: {report.test_used}"),
+        meta=(
+            f"Loss-delta test · {first.n_test} benchmark and {first.n_ref} reference problems · {pairing} · "
+            f"significance test: {report.test_used}"
+        ),
         details="".join(details),
     )
 
@@ -287,16 +343,22 @@ INFERENCE_INTRO = (
 def inference_section(inference: DatasetInference) -> ReportSection:
     """Held-out score distributions (the evidence), split p-values, detector weights, then each detector alone."""
     result = inference.result
-    rows = [((row["label"], _fmt(row["auroc"]), f"{_fmt(row['ci_low'])}–{_fmt(row['ci_high'])}"), "")
-            for row in inference.scores.table_rows() if row["auroc"] is not None]
+    rows = [
+        ((row["label"], _fmt(row["auroc"]), f"{_fmt(row['ci_low'])}–{_fmt(row['ci_high'])}"), "")
+        for row in inference.scores.table_rows()
+        if row["auroc"] is not None
+    ]
     details = '<p class="label">Each detector alone: AUROC, suspect vs validation</p>' + _table(
-        ("detector", "AUROC", "95% CI"), rows)
+        ("detector", "AUROC", "95% CI"), rows
+    )
     return ReportSection(
         heading=f"Dataset inference · {pair_label(inference.suspect, inference.validation)} · {inference.model}",
         finding=inference.finding,
         figures=(held_out_scores(inference), split_p_values(inference), detector_weights(inference)),
-        meta=(f"Dataset inference · {result.n_suspect} suspect and {result.n_validation} validation texts · "
-              f"{len(result.split_p_values)} random splits (seed {result.seed}) · p = {result.p_value:.2g}"),
+        meta=(
+            f"Dataset inference · {result.n_suspect} suspect and {result.n_validation} validation texts · "
+            f"{len(result.split_p_values)} random splits (seed {result.seed}) · p = {result.p_value:.2g}"
+        ),
         details=details,
     )
 
@@ -311,12 +373,30 @@ def inference_report(inference: DatasetInference, *, title: str = INFERENCE_TITL
 
 def _placement_table(placement: PassagePlacement) -> str:
     rows = [
-        ((m.label, f"{m.score:.3f}", f"{m.percentile:.0f}%", f"{m.n_at_least} of {m.n_compared}",
-          f"{m.chance:.3f}", m.level), "")
+        (
+            (
+                m.label,
+                f"{m.score:.3f}",
+                f"{m.percentile:.0f}%",
+                f"{m.n_at_least} of {m.n_compared}",
+                f"{m.chance:.3f}",
+                m.level,
+            ),
+            "",
+        )
         for m in placement.methods
     ]
-    return _table(("method", "score", "more predictable than", "fresh passages scoring at least as high",
-                   "chance if fresh", "level"), rows)
+    return _table(
+        (
+            "method",
+            "score",
+            "more predictable than",
+            "fresh passages scoring at least as high",
+            "chance if fresh",
+            "level",
+        ),
+        rows,
+    )
 
 
 def _scores_table(passage: InspectedPassage) -> str:
@@ -340,15 +420,20 @@ def passage_section(passage: InspectedPassage, placement: PassagePlacement, *, m
         _scores_table(passage),
     ]
     if passage.n_dropped:
-        details.insert(0, f'<p class="note">Only the first {records.n_tokens} tokens were scored; '
-                          f"{passage.n_dropped_text} more were left out.</p>")
+        details.insert(
+            0,
+            f'<p class="note">Only the first {records.n_tokens} tokens were scored; '
+            f"{passage.n_dropped_text} more were left out.</p>",
+        )
     return ReportSection(
         heading=f"Passage inspection · {passage.name} · {model}",
         finding=placement_finding(placement),
         figures=tuple(figures),
-        meta=(f"Passage inspection · {records.n_tokens} tokens · perplexity {passage.analysis.perplexity:.1f} · "
-              f"compared with {placement.n_similar} of {placement.n_calibration} freshly written passages "
-              f"({low}–{high} tokens)"),
+        meta=(
+            f"Passage inspection · {records.n_tokens} tokens · perplexity {passage.analysis.perplexity:.1f} · "
+            f"compared with {placement.n_similar} of {placement.n_calibration} freshly written passages "
+            f"({low}–{high} tokens)"
+        ),
         details="".join(details),
     )
 
@@ -389,8 +474,10 @@ def _matches_table(outcome: SearchOutcome, limit: int) -> str:
     best = outcome.best(limit)
     if not best:
         return '<p class="meta">No test item shares text with the training data.</p>'
-    head = ("<th>test item</th><th>eval set</th><th>overlap</th><th>best training document</th>"
-            '<th class="text">test text (shared text marked)</th>')
+    head = (
+        "<th>test item</th><th>eval set</th><th>overlap</th><th>best training document</th>"
+        '<th class="text">test text (shared text marked)</th>'
+    )
     body = "".join(
         f"<tr><td>{escape(m.test_id)}</td><td>{escape(m.eval_name)}</td><td>{m.value:.2f}</td>"
         f"<td>{escape(match_location(m))}</td>"
@@ -405,15 +492,19 @@ def overlap_section(outcome: SearchOutcome, *, limit: int = BEST_MATCHES) -> Rep
     heatmap when there are several pairs to compare, then the best matches, text marked."""
     report = outcome.report
     n_items = sum(report.counts.values())
-    details = [f'<p class="label">Best matches ({min(limit, outcome.n_matching)} of {outcome.n_matching})</p>',
-               _matches_table(outcome, limit)]
+    details = [
+        f'<p class="label">Best matches ({min(limit, outcome.n_matching)} of {outcome.n_matching})</p>',
+        _matches_table(outcome, limit),
+    ]
     if outcome.skipped:
         details.append(f'<p class="note">{len(outcome.skipped)} test row(s) were skipped (no text or unreadable).</p>')
     return ReportSection(
         heading=f"Overlap search · {', '.join(report.evals)} in {', '.join(report.trains)}",
         finding=overlap_finding(report),
-        figures=(item_overlap_chart(outcome.matches),
-                 *((contamination_heatmap(report),) if len(report.evals) * len(report.trains) > 1 else ())),
+        figures=(
+            item_overlap_chart(outcome.matches),
+            *((contamination_heatmap(report),) if len(report.evals) * len(report.trains) > 1 else ()),
+        ),
         meta=f"Overlap search · {n_items} test items · {outcome.n_matching} (item, training set) pairs with overlap",
         details="".join(details),
     )
@@ -442,9 +533,18 @@ def mcq_section(report: MCQReport, *, model: str, benchmark: str) -> ReportSecti
     rows = []
     for kind in ("completion", "next_token"):
         drop, (lo, hi) = score_drop(report, kind)
-        rows.append(((PROBE_TITLES[kind], f"{report.original.summary(kind).mean:.2f} of {k}",
-                      f"{report.shuffled.summary(kind).mean:.2f} of {k}", f"{drop:+.2f}", f"{lo:+.2f} to {hi:+.2f}"),
-                     ""))
+        rows.append(
+            (
+                (
+                    PROBE_TITLES[kind],
+                    f"{report.original.summary(kind).mean:.2f} of {k}",
+                    f"{report.shuffled.summary(kind).mean:.2f} of {k}",
+                    f"{drop:+.2f}",
+                    f"{lo:+.2f} to {hi:+.2f}",
+                ),
+                "",
+            )
+        )
     return ReportSection(
         heading=f"Multiple-choice memorisation · {benchmark} · {model}",
         finding=mcq_finding(report),

@@ -44,8 +44,14 @@ class RunCard:
 def card_html(card: RunCard, *, opened: bool = False) -> str:
     """The card; ``opened`` marks the run shown at the top of the page."""
     label, colour, background = LEVEL_STYLE[card.level] if card.level else UNOPENED_STYLE
-    shown = (' <span style="font-weight: 400; text-transform: none; letter-spacing: 0; color: #3d4a56;">'
-             "· shown above</span>") if opened else ""
+    shown = (
+        (
+            ' <span style="font-weight: 400; text-transform: none; letter-spacing: 0; color: #3d4a56;">'
+            "· shown above</span>"
+        )
+        if opened
+        else ""
+    )
     about = " · ".join(html.escape(part) for part in (card.test, card.data, card.model, card.date) if part)
     outline = f"outline: 2px solid {colour}; " if opened else ""
     return (

@@ -77,8 +77,14 @@ def style_figure(figure: go.Figure, *, height: int, width: int | None = None, **
     )
     if layout:
         figure.update_layout(**layout)
-    axis = {"automargin": True, "gridcolor": GRID_COLOUR, "linecolor": AXIS_COLOUR, "zerolinecolor": GRID_COLOUR,
-            "tickfont": {"color": TEXT_COLOUR}, "title": {"font": {"color": TEXT_COLOUR}}}
+    axis = {
+        "automargin": True,
+        "gridcolor": GRID_COLOUR,
+        "linecolor": AXIS_COLOUR,
+        "zerolinecolor": GRID_COLOUR,
+        "tickfont": {"color": TEXT_COLOUR},
+        "title": {"font": {"color": TEXT_COLOUR}},
+    }
     figure.update_xaxes(**axis)
     figure.update_yaxes(**axis)
     return figure

@@ -91,12 +91,8 @@ def heatmap_html(records: TokenRecords) -> str:
 
 def colour_bar_html() -> str:
     """A horizontal legend for the heatmap's colours with probability ticks."""
-    gradient = ", ".join(
-        f"{colour_for(10 ** (LOG10_FLOOR * (1 - t)))} {t * 100:.0f}%" for t in np.linspace(0, 1, 9)
-    )
-    ticks = "".join(
-        f'<span style="left:{scale_position(p) * 100:.0f}%">{_tick_label(p)}</span>' for p in SCALE_TICKS
-    )
+    gradient = ", ".join(f"{colour_for(10 ** (LOG10_FLOOR * (1 - t)))} {t * 100:.0f}%" for t in np.linspace(0, 1, 9))
+    ticks = "".join(f'<span style="left:{scale_position(p) * 100:.0f}%">{_tick_label(p)}</span>' for p in SCALE_TICKS)
     return (
         '<div class="ll-colourbar">'
         '<div class="ll-colourbar-title">Token probability (how expected each token was)</div>'
@@ -134,4 +130,3 @@ HEATMAP_CSS = """
 def token_heatmap_block(records: TokenRecords, *, with_colour_bar: bool = True) -> str:
     """Stylesheet + colour bar + heatmap, ready for a single HTML element."""
     return HEATMAP_CSS + (colour_bar_html() if with_colour_bar else "") + heatmap_html(records)
-

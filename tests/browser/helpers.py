@@ -96,16 +96,36 @@ def wait_until_partly_done(page: Page, total: int, timeout_ms: float = 120_000) 
             const m = bar && bar.innerText.match(/\\((\\d+)\\/{total}\\b/);
             return m && Number(m[1]) > 0;
         }}""",
-        timeout=timeout_ms, polling=100,
+        timeout=timeout_ms,
+        polling=100,
     )
     return progress_done(page, total)
 
 
 VERDICT_SELECTOR = ".leaklens-finding"
-INPUT_WIDGETS = ", ".join(f'[data-testid="{t}"]' for t in (
-    "stTextInput", "stNumberInput", "stSelectbox", "stMultiSelect", "stRadio", "stCheckbox", "stButton",
-    "stTextArea", "stFileUploader", "stSlider", "stDownloadButton", "stDateInput", "stColorPicker",
-    "stSelectSlider", "stToggle", "stFormSubmitButton", "stBaseButton-secondary", "stBaseButton-primary"))
+INPUT_WIDGETS = ", ".join(
+    f'[data-testid="{t}"]'
+    for t in (
+        "stTextInput",
+        "stNumberInput",
+        "stSelectbox",
+        "stMultiSelect",
+        "stRadio",
+        "stCheckbox",
+        "stButton",
+        "stTextArea",
+        "stFileUploader",
+        "stSlider",
+        "stDownloadButton",
+        "stDateInput",
+        "stColorPicker",
+        "stSelectSlider",
+        "stToggle",
+        "stFormSubmitButton",
+        "stBaseButton-secondary",
+        "stBaseButton-primary",
+    )
+)
 PRESENT_SWITCH = ".st-key-leaklens_present"
 
 
@@ -115,7 +135,9 @@ def verdict_box(page: Page) -> dict[str, float] | None:
         "(sel) => { const e = document.querySelector(sel); if (!e) return null;"
         " const r = e.getBoundingClientRect();"
         " return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,"
-        " height: window.innerHeight, width: window.innerWidth}; }", VERDICT_SELECTOR)
+        " height: window.innerHeight, width: window.innerWidth}; }",
+        VERDICT_SELECTOR,
+    )
 
 
 def assert_verdict_in_viewport(page: Page) -> dict[str, float]:
@@ -137,7 +159,8 @@ def visible_inputs(page: Page) -> list[str]:
             .filter(e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
                            return r.width > 0 && r.height > 0 && s.visibility !== 'hidden'; })
             .map(e => (e.innerText || e.getAttribute('data-testid')).trim().slice(0, 60))""",
-        [INPUT_WIDGETS, PRESENT_SWITCH])
+        [INPUT_WIDGETS, PRESENT_SWITCH],
+    )
 
 
 def choose_option(page: Page, label: str, option: str) -> None:

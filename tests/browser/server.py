@@ -50,15 +50,28 @@ def streamlit_server(log_dir: Path, **env_overrides: str) -> Iterator[str]:
     # threads otherwise slow every model pass about tenfold.
     # A results store of the server's own (beside its log) unless the caller names one: runs a test stores
     # must never land in, or be read back from, the user's store.
-    env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "LEAKLENS_DEFAULT_MODEL": "tiny-random",
-           "PYTHONUNBUFFERED": "1", "LEAKLENS_STORE": str(log_dir / f"results-{port}.sqlite"), **env_overrides}
+    env = {
+        "OMP_WAIT_POLICY": "PASSIVE",
+        **os.environ,
+        "LEAKLENS_DEFAULT_MODEL": "tiny-random",
+        "PYTHONUNBUFFERED": "1",
+        "LEAKLENS_STORE": str(log_dir / f"results-{port}.sqlite"),
+        **env_overrides,
+    }
     command = [
-        _streamlit_executable(), "run", "app.py",
-        "--server.headless", "true",
-        "--server.port", str(port),
-        "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
+        _streamlit_executable(),
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
     ]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -47,7 +47,8 @@ def test_dataset_inference_page_runs_and_leads_with_the_verdict(app_url, browser
     page.wait_for_function(
         "() => { const area = document.querySelector('.st-key-result_area').getBoundingClientRect();"
         " const r = document.querySelector('.leaklens-finding').getBoundingClientRect();"
-        " return area.top > 40 && area.top < 120 && r.bottom <= window.innerHeight; }", timeout=10_000,
+        " return area.top > 40 && area.top < 120 && r.bottom <= window.innerHeight; }",
+        timeout=10_000,
     )
     charts = page.locator(".js-plotly-plot")
     assert charts.count() == 3

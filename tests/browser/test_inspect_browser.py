@@ -151,12 +151,16 @@ def test_analyse_128_tokens_response_time_and_html_escaping(app_url, browser_pag
     other = tokenizer.decode(tokenizer(FRESH.text + " " + FRESH.text, add_special_tokens=False)["input_ids"][:128])
     _type_passage(page, other)
     seconds = _reanalyse(page)
-    _log_timing("inspect_analyse_to_chart", seconds, model="tiny-random",
-                tokens=len(tokenizer(other, add_special_tokens=False)["input_ids"]))
+    _log_timing(
+        "inspect_analyse_to_chart",
+        seconds,
+        model="tiny-random",
+        tokens=len(tokenizer(other, add_special_tokens=False)["input_ids"]),
+    )
     assert page.locator(".ll-heatmap").inner_text().startswith(FRESH.text[:40])
 
     hostile = (
-        'Hello <script>window.__leaklens_pwned = 1</script> and <b>not bold</b> & '
+        "Hello <script>window.__leaklens_pwned = 1</script> and <b>not bold</b> & "
         '<img src=x onerror="window.__leaklens_pwned=2">'
     )
     # As a user would: type, then press Analyse straight away (the click itself commits the text).
@@ -216,8 +220,10 @@ def test_another_passage_marks_the_old_summary_out_of_date(app_url, browser_page
     summary = page.locator('[class*="st-key-summary_"]').first
     # The warning comes first (in the page: Setup, where the click was, is now below the result, so the
     # summary may be scrolled above the viewport while the sticky warning stays in view).
-    assert alert.evaluate("(a, sel) => !!(a.compareDocumentPosition(document.querySelector(sel)) & "
-                          "Node.DOCUMENT_POSITION_FOLLOWING)", '[class*="st-key-summary_"]')
+    assert alert.evaluate(
+        "(a, sel) => !!(a.compareDocumentPosition(document.querySelector(sel)) & Node.DOCUMENT_POSITION_FOLLOWING)",
+        '[class*="st-key-summary_"]',
+    )
     page.wait_for_function(f"() => ({_OPACITY_JS})({json.dumps(RESULT_BLOCK)}) < 0.6")  # dimmed
     assert page.locator(HEATMAP).inner_text().startswith(FRESH.text[:30])  # the old text, under the warning
     page.mouse.move(5, 5)  # no button tooltip over the picture
@@ -272,4 +278,3 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
         assert_verdict_in_viewport(page)
         assert visible_inputs(page) == []
         page.screenshot(path=str(screenshot_dir / f"inspect_present_{tag}.png"))
-

@@ -124,8 +124,7 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     full_page_screenshot(page, str(screenshot_dir / "loss_delta_full_1440.png"))
 
 
-def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(delta_app, browser_page,
-                                                                              screenshot_dir):
+def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(delta_app, browser_page, screenshot_dir):
     """README tour step 3: HumanEval (kept) against the built-in problems (kept), 8 problems per set. The verdict
     is on screen when the run ends, and Present mode shows it with no input widget."""
     url, _ = delta_app

@@ -65,7 +65,8 @@ def test_cancel_stops_the_run_says_how_far_it_got_and_run_again_resumes(app_url,
     page.wait_for_function(
         "() => { const area = document.querySelector('.st-key-result_area').getBoundingClientRect();"
         " const r = document.querySelector('.leaklens-finding').getBoundingClientRect();"
-        " return area.top > 40 && area.top < 120 && r.bottom <= window.innerHeight; }", timeout=10_000,
+        " return area.top > 40 && area.top < 120 && r.bottom <= window.innerHeight; }",
+        timeout=10_000,
     )
     page.screenshot(path=str(screenshot_dir / "membership_resumed_1440x900.png"))
 

@@ -31,8 +31,11 @@ def overlap_app(tmp_path_factory) -> Iterator[tuple[str, Corpus, Path]]:
     """A server of its own whose cache (and so its embedded indexes) lives in a temporary directory."""
     cache = tmp_path_factory.mktemp("overlap_cache")
     corpus = write_corpus(tmp_path_factory.mktemp("overlap_data"))
-    build_index(get_backend("embedded", root=cache / "indexes"), "mmlu-plain",
-                [TrainingSource(str(corpus.plain_path), text_field="text")])
+    build_index(
+        get_backend("embedded", root=cache / "indexes"),
+        "mmlu-plain",
+        [TrainingSource(str(corpus.plain_path), text_field="text")],
+    )
     with streamlit_server(tmp_path_factory.mktemp("overlap_log"), LEAKLENS_CACHE=str(cache)) as url:
         yield url, corpus, cache
 
@@ -80,15 +83,18 @@ def fresh_overlap_app(tmp_path_factory) -> Iterator[str]:
 def _in_viewport(page, selector: str) -> dict:
     box = page.evaluate(
         "(sel) => { const e = document.querySelector(sel); if (!e) return null; const r = e.getBoundingClientRect();"
-        " return {top: r.top, bottom: r.bottom, height: window.innerHeight}; }", selector)
+        " return {top: r.top, bottom: r.bottom, height: window.innerHeight}; }",
+        selector,
+    )
     assert box is not None, (selector, box)
     assert box["top"] >= 0, (selector, box)
     assert box["bottom"] <= box["height"], (selector, box)
     return box
 
 
-def test_tour_step_leaves_each_outcome_in_view_and_present_mode_shows_no_input(fresh_overlap_app, browser_page,
-                                                                                 screenshot_dir: Path):
+def test_tour_step_leaves_each_outcome_in_view_and_present_mode_shows_no_input(
+    fresh_overlap_app, browser_page, screenshot_dir: Path
+):
     """README tour step 5 on the shipped demo: the build's outcome, then the search's verdict, are on screen when
     each ends (result first), and Present mode shows the verdict with no input widget."""
     page = browser_page

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_report_kinds import build_leakage_report, build_overlap_outcome, build_passage_report
+from tests.viz.test_report_kinds import build_leakage_report, build_overlap_outcome, build_passage_report
 
 pytestmark = pytest.mark.browser
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
@@ -43,21 +43,35 @@ def _stored_reports(tiny_lm, tmp_path) -> dict[str, str]:
 
     store = ResultStore(tmp_path / "results.sqlite")
     dataset = load_labelled_dataset(str(DATA / "wikimia_length128.parquet"), limit=24)
-    run_membership_benchmark(dataset, "tiny-random", parse_methods(["loss", "zlib", "min_k"]), store=store,
-                             load_model=lambda spec: tiny_lm)
+    run_membership_benchmark(
+        dataset, "tiny-random", parse_methods(["loss", "zlib", "min_k"]), store=store, load_model=lambda spec: tiny_lm
+    )
     questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=4).questions
-    run_stored_benchmark(questions, MCQConfig(), load=lambda: tiny_lm, store=store, model="tiny-random",
-                         benchmark="mmlu_sample.jsonl", permutation=True)
+    run_stored_benchmark(
+        questions,
+        MCQConfig(),
+        load=lambda: tiny_lm,
+        store=store,
+        model="tiny-random",
+        benchmark="mmlu_sample.jsonl",
+        permutation=True,
+    )
     ref = ProblemSet("fresh set", builtin_problems(limit=16).problems[8:], True)
-    run_leakage_test(builtin_problems(limit=8), ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm,
-                     store=store)
+    run_leakage_test(builtin_problems(limit=8), ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm, store=store)
     wikimia = str(DATA / "wikimia_length128.parquet")
-    run_dataset_inference(load_text_set(wikimia, where=("label", "1"), limit=40),
-                          load_text_set(wikimia, where=("label", "0"), limit=40), "tiny-random",
-                          parse_methods(["loss", "zlib", "min_k"]), n_splits=5, store=store,
-                          load_model=lambda spec: tiny_lm)
-    return {kind: stored_runs_report(store, store.list_runs(kind))
-            for kind in ("mia", "mcq", "delta-comparison", "dataset-inference")}
+    run_dataset_inference(
+        load_text_set(wikimia, where=("label", "1"), limit=40),
+        load_text_set(wikimia, where=("label", "0"), limit=40),
+        "tiny-random",
+        parse_methods(["loss", "zlib", "min_k"]),
+        n_splits=5,
+        store=store,
+        load_model=lambda spec: tiny_lm,
+    )
+    return {
+        kind: stored_runs_report(store, store.list_runs(kind))
+        for kind in ("mia", "mcq", "delta-comparison", "dataset-inference")
+    }
 
 
 @pytest.fixture()

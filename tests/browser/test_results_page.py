@@ -50,19 +50,45 @@ def results_app_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
         dataset = load_labelled_dataset(str(DATA / name), limit=24)
         run_membership_benchmark(dataset, "tiny-random", methods, store=store, load_model=lambda spec: tiny_lm)
     wikimia = str(DATA / "wikimia_length128.parquet")
-    run_dataset_inference(load_text_set(wikimia, where=("label", "1"), limit=16),
-                          load_text_set(wikimia, where=("label", "0"), limit=16), "tiny-random",
-                          parse_methods(["loss", "zlib"]), n_splits=3, store=store, load_model=lambda spec: tiny_lm)
+    run_dataset_inference(
+        load_text_set(wikimia, where=("label", "1"), limit=16),
+        load_text_set(wikimia, where=("label", "0"), limit=16),
+        "tiny-random",
+        parse_methods(["loss", "zlib"]),
+        n_splits=3,
+        store=store,
+        load_model=lambda spec: tiny_lm,
+    )
     time.sleep(0.05)
-    assert main(["mia", "--dataset", "demo:famous-vs-fresh", "--model", "tiny-random", "--limit", "20",
-                 "--methods", "loss", "zlib", "min_k", "min_k_pp", "slope", "slope:adjust=mean", "slope:adjust=z",
-                 "--store", str(store_path)]) == 0  # README tour step 2's command (one pass per text)
+    assert (
+        main(
+            [
+                "mia",
+                "--dataset",
+                "demo:famous-vs-fresh",
+                "--model",
+                "tiny-random",
+                "--limit",
+                "20",
+                "--methods",
+                "loss",
+                "zlib",
+                "min_k",
+                "min_k_pp",
+                "slope",
+                "slope:adjust=mean",
+                "slope:adjust=z",
+                "--store",
+                str(store_path),
+            ]
+        )
+        == 0
+    )  # README tour step 2's command (one pass per text)
     with streamlit_server(tmp_path_factory.mktemp("browser_results_log"), LEAKLENS_STORE=str(store_path)) as url:
         yield url
 
 
-def test_tour_step_opens_on_the_most_recent_run_with_its_verdict_in_view(results_app_url, browser_page,
-                                                                          screenshot_dir):
+def test_tour_step_opens_on_the_most_recent_run_with_its_verdict_in_view(results_app_url, browser_page, screenshot_dir):
     """README tour step 7 ("every stored run, from the dashboard or the command line"): the page opens on the run
     just made from the command line with its verdict on the first screen, at 1440x900 and 1280x720; every
     finished run is one card (the dataset inference's scores are not a second one); Present mode shows no input."""
@@ -95,8 +121,9 @@ def test_tour_step_opens_on_the_most_recent_run_with_its_verdict_in_view(results
     page.screenshot(path=str(screenshot_dir / "results_present_1440x900.png"))
 
 
-def test_a_card_opens_its_run_and_the_heatmap_labels_sit_above_their_cells(results_app_url, browser_page,
-                                                                            screenshot_dir):
+def test_a_card_opens_its_run_and_the_heatmap_labels_sit_above_their_cells(
+    results_app_url, browser_page, screenshot_dir
+):
     page = browser_page
     open_page(page, f"{results_app_url}/Results")
     page.wait_for_function("document.querySelectorAll('.js-plotly-plot .heatmaplayer').length == 1", timeout=60_000)
@@ -107,17 +134,21 @@ def test_a_card_opens_its_run_and_the_heatmap_labels_sit_above_their_cells(resul
     heatmap = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer")).first
     heatmap.scroll_into_view_if_needed()
     # Long column names wrap onto a few lines (one tspan each): read each tick's lines joined by spaces.
-    ticks = heatmap.evaluate("h => [...h.querySelectorAll('.xtick text')].map(t => t.querySelectorAll('tspan')"
-                             ".length ? [...t.querySelectorAll('tspan')].map(s => s.textContent).join(' ') "
-                             ": t.textContent)")
+    ticks = heatmap.evaluate(
+        "h => [...h.querySelectorAll('.xtick text')].map(t => t.querySelectorAll('tspan')"
+        ".length ? [...t.querySelectorAll('tspan')].map(s => s.textContent).join(' ') "
+        ": t.textContent)"
+    )
     heatmap_text = " ".join([heatmap.inner_text(), *ticks])
     for name in ("wikimia_length128.parquet", "booktection_sample.csv", TOUR_DATA, "Blind baseline"):
         assert name in heatmap_text
     assert "vs" not in heatmap_text.replace("Famous vs fresh", "")  # the inference's scores are no column
     # column names on top: right under the title, above the first row of cells
-    labels_bottom = page.evaluate("() => Math.max(...[...document.querySelectorAll('.heatmaplayer')].flatMap(h =>"
-                                  " [...h.closest('.js-plotly-plot').querySelectorAll('.xtick text')])"
-                                  ".map(e => e.getBoundingClientRect().bottom))")
+    labels_bottom = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('.heatmaplayer')].flatMap(h =>"
+        " [...h.closest('.js-plotly-plot').querySelectorAll('.xtick text')])"
+        ".map(e => e.getBoundingClientRect().bottom))"
+    )
     cells_top = heatmap.locator(".heatmaplayer").bounding_box()["y"]
     assert labels_bottom <= cells_top + 2
     heatmap.screenshot(path=str(screenshot_dir / "results_heatmap.png"))
@@ -142,8 +173,13 @@ def delta_results_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
     """A server whose store holds one loss-delta comparison only."""
     store_path = tmp_path_factory.mktemp("browser_results_delta") / "results.sqlite"
     ref = ProblemSet("fresh set", builtin_problems(limit=20).problems[10:], True)
-    run_leakage_test(builtin_problems(limit=10), ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm,
-                     store=ResultStore(store_path))
+    run_leakage_test(
+        builtin_problems(limit=10),
+        ref,
+        [ModelRequest("tiny-random")],
+        load=lambda _: tiny_lm,
+        store=ResultStore(store_path),
+    )
     with streamlit_server(tmp_path_factory.mktemp("browser_results_delta_log"), LEAKLENS_STORE=str(store_path)) as url:
         yield url
 
@@ -266,8 +302,16 @@ def test_mcq_report_from_the_store_opens_offline(tiny_lm, browser_page, screensh
 
     store = ResultStore(tmp_path / "results.sqlite")
     questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=4).questions
-    _, run, _ = run_stored_benchmark(questions, MCQConfig(), load=lambda: tiny_lm, store=store, model="tiny-random",
-                                     benchmark="mmlu_sample", shuffle_seed=1, permutation=True)
+    _, run, _ = run_stored_benchmark(
+        questions,
+        MCQConfig(),
+        load=lambda: tiny_lm,
+        store=store,
+        model="tiny-random",
+        benchmark="mmlu_sample",
+        shuffle_seed=1,
+        permutation=True,
+    )
     report = tmp_path / "mcq_report.html"
     assert main(["report", run.run_id, "--out", str(report), "--store", str(store.path)]) == 0
 

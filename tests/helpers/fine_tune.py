@@ -12,8 +12,9 @@ from collections.abc import Sequence
 import torch
 
 
-def fine_tune(model, tokenizer, start_id: int, texts: Sequence[str], *, steps: int, lr: float,
-              batch_size: int | None = None) -> float:
+def fine_tune(
+    model, tokenizer, start_id: int, texts: Sequence[str], *, steps: int, lr: float, batch_size: int | None = None
+) -> float:
     """Train ``model`` in place on ``texts``; returns the last optimizer step's loss.
 
     ``steps`` passes over the texts; each pass takes one optimizer step per batch of ``batch_size`` texts

@@ -91,7 +91,5 @@ def write_corpus(root: Path, seed: int = 7) -> Corpus:
             handle.write(json.dumps({"messages": turns, "id": k}) + "\n")
 
     mixer_path = root / "mixer.yaml"
-    mixer_path.write_text(
-        "dataset_mixer:\n  train_plain.jsonl: 1.0\n  train_chat.jsonl: 0.5\n", encoding="utf-8"
-    )
+    mixer_path.write_text("dataset_mixer:\n  train_plain.jsonl: 1.0\n  train_chat.jsonl: 0.5\n", encoding="utf-8")
     return Corpus(test_path, plain_path, chat_path, mixer_path, tests, exact, near, user, assistant, malformed_at)

@@ -48,10 +48,14 @@ class EsServer:
 
     def restart(self) -> None:
         (self.workdir / "es.pid").unlink(missing_ok=True)
-        env = (f"JAVA_HOME={ES_HOME}/jre-15 ES_PATH_CONF={self.workdir}/config ES_TMPDIR={self.workdir}/tmp "
-               "ES_JAVA_OPTS='-Xms1g -Xmx1g -Dlog4j2.formatMsgNoLookups=true'")
-        command = (f"cd {self.workdir} && runuser -u nobody -- env {env} {ES_HOME}/bin/elasticsearch "
-                   f"-d -p {self.workdir}/es.pid >>{self.workdir}/startup.log 2>&1 </dev/null")
+        env = (
+            f"JAVA_HOME={ES_HOME}/jre-15 ES_PATH_CONF={self.workdir}/config ES_TMPDIR={self.workdir}/tmp "
+            "ES_JAVA_OPTS='-Xms1g -Xmx1g -Dlog4j2.formatMsgNoLookups=true'"
+        )
+        command = (
+            f"cd {self.workdir} && runuser -u nobody -- env {env} {ES_HOME}/bin/elasticsearch "
+            f"-d -p {self.workdir}/es.pid >>{self.workdir}/startup.log 2>&1 </dev/null"
+        )
         subprocess.run(["bash", "-c", command], check=True, timeout=120)
         for _ in range(240):
             try:

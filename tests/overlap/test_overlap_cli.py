@@ -18,10 +18,27 @@ def test_cli_index_search_decontaminate_list_delete(corpus, tmp_path, capsys):
     out = capsys.readouterr()
     assert "index plain (embedded, text)" in out.out
     assert f"lines {corpus.malformed_line}" in out.err  # the malformed line is reported
-    assert main([
-        "overlap", "index", "--index-dir", root, "--name", "chat", "--dataset", str(corpus.chat_path),
-        "--messages-field", "messages", "--query-filter", "role:user", "--query-field", "content",
-    ]) == 0
+    assert (
+        main(
+            [
+                "overlap",
+                "index",
+                "--index-dir",
+                root,
+                "--name",
+                "chat",
+                "--dataset",
+                str(corpus.chat_path),
+                "--messages-field",
+                "messages",
+                "--query-filter",
+                "role:user",
+                "--query-field",
+                "content",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["overlap", "list", "--index-dir", root]) == 0
     listing = capsys.readouterr().out
@@ -29,11 +46,27 @@ def test_cli_index_search_decontaminate_list_delete(corpus, tmp_path, capsys):
     assert "chat\ttext\t60 docs" in listing
 
     out_dir = tmp_path / "out"
-    code = main([
-        "overlap", "search", "--index-dir", root, "--index", "plain,chat", "--dataset", str(corpus.test_path),
-        "--field", "question", "--id-field", "id", "--output-dir", str(out_dir), "--decontaminate",
-        "--match-threshold", "0.5",
-    ])
+    code = main(
+        [
+            "overlap",
+            "search",
+            "--index-dir",
+            root,
+            "--index",
+            "plain,chat",
+            "--dataset",
+            str(corpus.test_path),
+            "--field",
+            "question",
+            "--id-field",
+            "id",
+            "--output-dir",
+            str(out_dir),
+            "--decontaminate",
+            "--match-threshold",
+            "0.5",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "eval_dataset" in printed
@@ -64,8 +97,20 @@ def test_cli_index_search_decontaminate_list_delete(corpus, tmp_path, capsys):
 
 
 def test_cli_reports_missing_field_and_unreachable_server(corpus, tmp_path, capsys):
-    code = main(["overlap", "index", "--index-dir", str(tmp_path), "--name", "x", "--dataset", str(corpus.plain_path),
-                 "--text-field", "body"])
+    code = main(
+        [
+            "overlap",
+            "index",
+            "--index-dir",
+            str(tmp_path),
+            "--name",
+            "x",
+            "--dataset",
+            str(corpus.plain_path),
+            "--text-field",
+            "body",
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "body" in err
@@ -80,8 +125,17 @@ def test_cli_reports_missing_field_and_unreachable_server(corpus, tmp_path, caps
 
 def test_cli_on_elasticsearch_matches_embedded(es_url, corpus, tmp_path, capsys, index_name):
     common = ["--dataset", str(corpus.chat_path), "--messages-field", "messages", "--query-filter", "role:user"]
-    search = ["--dataset", str(corpus.test_path), "--field", "question", "--id-field", "id", "--match-threshold", "0.5",
-              "--decontaminate"]
+    search = [
+        "--dataset",
+        str(corpus.test_path),
+        "--field",
+        "question",
+        "--id-field",
+        "id",
+        "--match-threshold",
+        "0.5",
+        "--decontaminate",
+    ]
     embedded = ["--index-dir", str(tmp_path / "idx")]
     elastic = ["--backend", "elasticsearch", "--es-url", es_url]
     try:

@@ -24,8 +24,10 @@ def _expected_rows(source: TrainingSource, test_set, threshold: float, n: int = 
 def test_embedded_decontamination_removes_exactly_the_matching_rows(embedded, corpus, test_set, tmp_path):
     settings = SearchSettings(match_threshold=0.5)
     matches = search(embedded, [TEXT_INDEX], [test_set], settings)
-    cleaned = {c.dataset: c for c in decontaminate(embedded, matches, [test_set], settings, tmp_path, recheck=True,
-                                                   drop_malformed=True)}
+    cleaned = {
+        c.dataset: c
+        for c in decontaminate(embedded, matches, [test_set], settings, tmp_path, recheck=True, drop_malformed=True)
+    }
     assert cleaned["train_plain"].dropped_lines == [corpus.malformed_line]  # dropped on request, and listed
     plain, chat = training_sources(corpus)
     expected_plain = _expected_rows(plain, test_set, 0.5)

@@ -94,8 +94,21 @@ def test_a_file_changed_since_indexing_is_refused(tmp_path, capsys):
     with pytest.raises(DataError, match=rf"{path} changed since index 'train' was built.*Re-index it"):
         _clean(backend, tmp_path / "out")
     assert not (tmp_path / "out").exists()  # nothing written
-    code = main(["overlap", "search", "--index-dir", str(tmp_path / "idx"), "--index", "train", "--dataset",
-                 str(_test_file(tmp_path)), "--output-dir", str(tmp_path / "out2"), "--decontaminate"])
+    code = main(
+        [
+            "overlap",
+            "search",
+            "--index-dir",
+            str(tmp_path / "idx"),
+            "--index",
+            "train",
+            "--dataset",
+            str(_test_file(tmp_path)),
+            "--output-dir",
+            str(tmp_path / "out2"),
+            "--decontaminate",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1

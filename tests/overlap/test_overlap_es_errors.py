@@ -15,8 +15,9 @@ from tests.overlap.conftest import REPO
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "ELASTIC_PASSWORD": "env-s3cret"}
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True, timeout=120, env=env
+    )
 
 
 def test_redact_url_survives_a_bad_port_and_drops_credentials():
@@ -25,13 +26,20 @@ def test_redact_url_survives_a_bad_port_and_drops_credentials():
     assert "pw" not in redact_url("http://user:pw@[::1")
 
 
-@pytest.mark.parametrize("url,expected", [
-    ("http://user:pw-s3cret@127.0.0.1:notaport", "error: Elasticsearch URL http://127.0.0.1:notaport has an invalid "
-                                                 "port 'notaport'"),
-    ("ftp://user:pw-s3cret@127.0.0.1:9200", "error: Elasticsearch URL ftp://127.0.0.1:9200 must start with http:// "
-                                           "or https://"),
-    ("http://user:pw-s3cret@127.0.0.1:9", "error: Elasticsearch is unreachable at http://127.0.0.1:9"),
-])
+@pytest.mark.parametrize(
+    "url,expected",
+    [
+        (
+            "http://user:pw-s3cret@127.0.0.1:notaport",
+            "error: Elasticsearch URL http://127.0.0.1:notaport has an invalid port 'notaport'",
+        ),
+        (
+            "ftp://user:pw-s3cret@127.0.0.1:9200",
+            "error: Elasticsearch URL ftp://127.0.0.1:9200 must start with http:// or https://",
+        ),
+        ("http://user:pw-s3cret@127.0.0.1:9", "error: Elasticsearch is unreachable at http://127.0.0.1:9"),
+    ],
+)
 def test_bad_or_unreachable_url_gives_one_clean_line_without_credentials(url, expected):
     done = _cli("overlap", "list", "--backend", "elasticsearch", "--es-url", url)
     assert done.returncode == 2

@@ -31,8 +31,9 @@ def test_text_index_stores_ngram_hashes_and_restores_refresh(es_url, corpus, ind
         assert info.ngram_size == 5  # what decontamination's re-check rebuilds with
         first = json.loads(corpus.plain_path.read_text(encoding="utf-8").splitlines()[0])["text"]
         gram = word_tokens(first)[:5]
-        hits = backend.client.search(index=PREFIX + index_name,
-                                     body={"query": {"term": {"grams": gram_hash(gram)}}, "_source": ["row"]})
+        hits = backend.client.search(
+            index=PREFIX + index_name, body={"query": {"term": {"grams": gram_hash(gram)}}, "_source": ["row"]}
+        )
         assert 0 in [h["_source"]["row"] for h in hits["hits"]["hits"]]
         settings = backend.client.indices.get_settings(index=PREFIX + index_name)
         (index_settings,) = [s["settings"]["index"] for s in settings.values()]
@@ -42,8 +43,9 @@ def test_text_index_stores_ngram_hashes_and_restores_refresh(es_url, corpus, ind
 
 
 @pytest.mark.parametrize("mode,n", [("ngram", 8), ("ngram", 13), ("exact", 8)])
-def test_index_built_before_ngram_hashes_gives_identical_scores(es_url, corpus, test_set, tmp_path, index_name,
-                                                                mode, n):
+def test_index_built_before_ngram_hashes_gives_identical_scores(
+    es_url, corpus, test_set, tmp_path, index_name, mode, n
+):
     """An index without ``grams`` (and no n-gram size in its ``_meta``) is searched by phrase, exactly."""
     plain = TrainingSource(str(corpus.plain_path))
     embedded = get_backend("embedded", root=tmp_path)
@@ -62,8 +64,9 @@ def test_index_built_before_ngram_hashes_gives_identical_scores(es_url, corpus, 
 
 
 @pytest.mark.parametrize("batch_hits", [2000, 5], ids=["batched", "per-instance"])
-def test_capped_search_keeps_the_document_sharing_the_most_ngrams(es_url, tmp_path, index_name, batch_hits,
-                                                                  monkeypatch):
+def test_capped_search_keeps_the_document_sharing_the_most_ngrams(
+    es_url, tmp_path, index_name, batch_hits, monkeypatch
+):
     """Nine short documents each hold one 8-gram of a 16-word instance, indexed before the one document that
     holds it all. With one candidate per query, a lookup per n-gram keeps a short document for each n-gram
     (coverage 0.5); ranking by shared n-grams keeps the full copy (1.0), whether the batch's documents are
@@ -89,8 +92,9 @@ def test_capped_search_keeps_the_document_sharing_the_most_ngrams(es_url, tmp_pa
 
 
 @pytest.mark.parametrize("batch_terms", [30_000, 500], ids=["batched", "per-instance"])
-def test_long_instances_are_split_into_bounded_requests_with_identical_scores(es_url, tmp_path, index_name,
-                                                                              batch_terms, monkeypatch):
+def test_long_instances_are_split_into_bounded_requests_with_identical_scores(
+    es_url, tmp_path, index_name, batch_terms, monkeypatch
+):
     """Instances of 1,200 words: in batches of instances, or (above ``_BATCH_TERMS`` hashes) one at a time with
     more n-grams than one ranked query may hold and several MB of queries in all; the requests are split, and
     the scores still equal the embedded index's."""

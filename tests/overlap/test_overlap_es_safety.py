@@ -34,8 +34,9 @@ def test_overwrite_with_a_typo_keeps_the_old_index_searchable(es_url, corpus, te
     before = search(backend, [index_name], [test_set], SearchSettings())
     try:
         with pytest.raises(DataError, match="no field 'body'"):
-            build_index(backend, index_name, [TrainingSource(str(corpus.plain_path), text_field="body")],
-                        overwrite=True)
+            build_index(
+                backend, index_name, [TrainingSource(str(corpus.plain_path), text_field="body")], overwrite=True
+            )
         info = backend.info(index_name)
         assert info.n_docs == 175
         assert info.complete
@@ -57,19 +58,45 @@ def _legacy_index(backend, name: str, source: TrainingSource, *, finished: bool 
     """An index as LeakLens built it before aliases: a physical index named like the index, no marker."""
     es = _client_module()
     meta = {"leaklens": {"index_type": "text", "model": None, "dims": None, "sources": [source.to_dict()]}}
-    backend.client.indices.create(index=PREFIX + name, body={
-        "settings": {"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"},
-        "mappings": {"dynamic": "strict", "_meta": meta, "_source": {"excludes": ["tokens"]}, "properties": {
-            "doc_id": {"type": "long"}, "dataset": {"type": "keyword"}, "row": {"type": "long"},
-            "turn": {"type": "long"}, "text": {"type": "text", "index": False},
-            "tokens": {"type": "text", "analyzer": "whitespace", "norms": False},
-            "vector": {"type": "object", "enabled": False}}}})
+    backend.client.indices.create(
+        index=PREFIX + name,
+        body={
+            "settings": {"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"},
+            "mappings": {
+                "dynamic": "strict",
+                "_meta": meta,
+                "_source": {"excludes": ["tokens"]},
+                "properties": {
+                    "doc_id": {"type": "long"},
+                    "dataset": {"type": "keyword"},
+                    "row": {"type": "long"},
+                    "turn": {"type": "long"},
+                    "text": {"type": "text", "index": False},
+                    "tokens": {"type": "text", "analyzer": "whitespace", "norms": False},
+                    "vector": {"type": "object", "enabled": False},
+                },
+            },
+        },
+    )
     docs = list(TrainingReader(source).documents())
-    es.helpers.bulk(backend.client, (
-        {"_index": PREFIX + name, "_id": str(i), "_source": {"doc_id": i, "dataset": d.dataset, "row": d.row,
-                                                            "turn": d.turn, "text": d.text,
-                                                            "tokens": joined(word_tokens(d.text))}}
-        for i, d in enumerate(docs)))
+    es.helpers.bulk(
+        backend.client,
+        (
+            {
+                "_index": PREFIX + name,
+                "_id": str(i),
+                "_source": {
+                    "doc_id": i,
+                    "dataset": d.dataset,
+                    "row": d.row,
+                    "turn": d.turn,
+                    "text": d.text,
+                    "tokens": joined(word_tokens(d.text)),
+                },
+            }
+            for i, d in enumerate(docs)
+        ),
+    )
     backend.client.indices.refresh(index=PREFIX + name)
     if finished:
         backend.client.indices.put_settings(index=PREFIX + name, body={"refresh_interval": "1s"})
@@ -87,8 +114,9 @@ def test_indexes_built_before_aliases_are_listed_searched_and_replaced(es_url, c
         with pytest.raises(DataError, match="already exists"):
             build_index(backend, index_name, [plain])
         with pytest.raises(DataError, match="no field 'body'"):
-            build_index(backend, index_name, [TrainingSource(str(corpus.plain_path), text_field="body")],
-                        overwrite=True)
+            build_index(
+                backend, index_name, [TrainingSource(str(corpus.plain_path), text_field="body")], overwrite=True
+            )
         assert backend.info(index_name).n_docs == 175
         chat = TrainingSource(str(corpus.chat_path), messages_field="messages", query_filter=("role", "user"))
         build_index(backend, index_name, [chat], overwrite=True)
@@ -124,8 +152,9 @@ def own_es():
 def test_a_build_the_server_never_finished_is_incomplete_refused_and_rebuilt(own_es, tmp_path, capsys):
     sentence = "the quick brown fox jumps over the lazy dog near the quiet river bank today"
     path = tmp_path / "big.jsonl"
-    path.write_text("".join(json.dumps({"text": f"document {k} says {sentence} {k}"}) + "\n" for k in range(2500)),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"text": f"document {k} says {sentence} {k}"}) + "\n" for k in range(2500)), encoding="utf-8"
+    )
     source = TrainingSource(str(path))
     backend = get_backend("elasticsearch", es_url=own_es.url)
 

@@ -33,15 +33,31 @@ def https_es(es_url, tmp_path_factory):
 
 
 def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
 
 
-@pytest.mark.parametrize("version,distribution,expected", [
-    ("7.9.2", None, False), ("7.17.21", "default", False), ("8.0.0", None, False), ("8.3.3", None, False),
-    ("8.4.0", None, True), ("8.4.0-SNAPSHOT", None, True), ("8.15.1", None, True), ("9.0.0", None, True),
-    ("2.11.0", "opensearch", False), ("", None, False),
-])
+@pytest.mark.parametrize(
+    "version,distribution,expected",
+    [
+        ("7.9.2", None, False),
+        ("7.17.21", "default", False),
+        ("8.0.0", None, False),
+        ("8.3.3", None, False),
+        ("8.4.0", None, True),
+        ("8.4.0-SNAPSHOT", None, True),
+        ("8.15.1", None, True),
+        ("9.0.0", None, True),
+        ("2.11.0", "opensearch", False),
+        ("", None, False),
+    ],
+)
 def test_knn_is_used_only_from_8_4(version, distribution, expected):
     assert supports_knn(version, distribution) is expected
 
@@ -78,24 +94,49 @@ def test_turning_verification_off_warns_and_connects(https_es, monkeypatch, capl
 
 
 def test_cli_flags_reach_the_backend(https_es):
-    done = _cli("overlap", "list", "--backend", "elasticsearch", "--es-url", https_es.url, "--es-no-verify-certs",
-                **{CA_CERTS_ENV: ""})
+    done = _cli(
+        "overlap",
+        "list",
+        "--backend",
+        "elasticsearch",
+        "--es-url",
+        https_es.url,
+        "--es-no-verify-certs",
+        **{CA_CERTS_ENV: ""},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("warning: TLS certificate verification is off")
-    done = _cli("overlap", "list", "--backend", "elasticsearch", "--es-url", https_es.url,
-                "--es-ca-certs", str(https_es.ca_path))
+    done = _cli(
+        "overlap",
+        "list",
+        "--backend",
+        "elasticsearch",
+        "--es-url",
+        https_es.url,
+        "--es-ca-certs",
+        str(https_es.ca_path),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "", done.stderr
 
 
 def test_a_missing_ca_file_is_one_clear_error_line(tmp_path, monkeypatch):
     missing = tmp_path / "nope.pem"
-    done = _cli("overlap", "list", "--backend", "elasticsearch", "--es-url", "https://127.0.0.1:9",
-                "--es-ca-certs", str(missing))
+    done = _cli(
+        "overlap",
+        "list",
+        "--backend",
+        "elasticsearch",
+        "--es-url",
+        "https://127.0.0.1:9",
+        "--es-ca-certs",
+        str(missing),
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith(f"error: CA certificate file '{missing}' (from --es-ca-certs or ELASTIC_CA_CERTS) "
-                                  "does not exist")
+    assert done.stderr.startswith(
+        f"error: CA certificate file '{missing}' (from --es-ca-certs or ELASTIC_CA_CERTS) does not exist"
+    )
     monkeypatch.setenv(CA_CERTS_ENV, str(missing))
     with pytest.raises(BackendError, match="does not exist"):  # from the environment too
         tls_options("https://h:9200", None, True)

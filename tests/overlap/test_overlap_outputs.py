@@ -19,8 +19,11 @@ DEMO = REPO / "assets" / "demo"
 
 
 def _digests(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("backend", ["embedded", "elasticsearch"])
@@ -33,8 +36,18 @@ def test_a_second_decontamination_into_the_same_folder_keeps_the_training_file(b
     shutil.copy(DEMO / "overlap_train.jsonl", tmp_path / "train.jsonl")
     shutil.copy(DEMO / "overlap_test.jsonl", tmp_path / "test.jsonl")
     out = tmp_path / "D"
-    search = ["overlap", "search", *where, "--index", name, "--dataset", str(tmp_path / "test.jsonl"),
-              "--output-dir", str(out), "--decontaminate"]
+    search = [
+        "overlap",
+        "search",
+        *where,
+        "--index",
+        name,
+        "--dataset",
+        str(tmp_path / "test.jsonl"),
+        "--output-dir",
+        str(out),
+        "--decontaminate",
+    ]
     try:
         assert main(["overlap", "index", *where, "--name", name, "--dataset", str(tmp_path / "train.jsonl")]) == 0
         assert main(search) == 0

@@ -49,8 +49,9 @@ def test_two_indexes_with_same_dataset_names_get_prefixed_columns(embedded, test
             "second/train_plain",
             "second/train_chat",
         ]
-        assert report.scores[("eval_mmlu", "second/train_plain")] == report.scores[
-            ("eval_mmlu", f"{TEXT_INDEX}/train_plain")
-        ]
+        assert (
+            report.scores[("eval_mmlu", "second/train_plain")]
+            == report.scores[("eval_mmlu", f"{TEXT_INDEX}/train_plain")]
+        )
     finally:
         embedded.delete("second")

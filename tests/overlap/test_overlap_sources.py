@@ -47,9 +47,7 @@ def test_dataset_mixer_yaml_takes_proportions(corpus):
     sources = parse_mixer(corpus.mixer_path, messages_field=None, text_field="text")
     assert [s.name for s in sources] == ["train_plain", "train_chat"]
     assert sources[1].proportion == 0.5
-    chat = TrainingSource(
-        sources[1].source, messages_field="messages", query_filter=("role", "user"), proportion=0.5
-    )
+    chat = TrainingSource(sources[1].source, messages_field="messages", query_filter=("role", "user"), proportion=0.5)
     reader = TrainingReader(chat)
     assert len(list(reader.documents())) == 30
     assert reader.n_rows == 30

@@ -27,7 +27,10 @@ from core.overlap.sources import (
 
 def test_training_sources_apply_one_set_of_options_to_every_dataset(corpus):
     sources = training_sources(
-        [str(corpus.plain_path), " ", str(corpus.chat_path)], text_field="text", split="validation", config="en",
+        [str(corpus.plain_path), " ", str(corpus.chat_path)],
+        text_field="text",
+        split="validation",
+        config="en",
     )
     assert [s.name for s in sources] == ["train_plain", "train_chat"]
     assert {(s.text_field, s.messages_field, s.query_filter, s.split, s.config) for s in sources} == {
@@ -36,10 +39,21 @@ def test_training_sources_apply_one_set_of_options_to_every_dataset(corpus):
 
 
 def test_blank_fields_count_as_not_given(corpus):
-    (source,) = training_sources([str(corpus.plain_path)], text_field=" ", messages_field="  ", query_filter="",
-                                 query_field="", split="", config=" ")
+    (source,) = training_sources(
+        [str(corpus.plain_path)],
+        text_field=" ",
+        messages_field="  ",
+        query_filter="",
+        query_field="",
+        split="",
+        config=" ",
+    )
     assert (source.text_field, source.messages_field, source.query_filter, source.query_field) == (
-        "text", None, None, "content")
+        "text",
+        None,
+        None,
+        "content",
+    )
     assert source.split is None
     assert source.config is None
 
@@ -57,12 +71,14 @@ def test_turn_filter_applies_only_to_a_messages_field_but_is_always_checked(corp
 def test_mixer_datasets_follow_the_named_ones_with_the_same_options(corpus, tmp_path):
     mixer = tmp_path / "mixer.yaml"
     mixer.write_text(f"dataset_mixer:\n  {corpus.chat_path}: 0.5\n", encoding="utf-8")
-    sources = training_sources(["owner/chat-set"], messages_field="messages", query_filter="role:user",
-                               split="train", mixer_config=mixer)
+    sources = training_sources(
+        ["owner/chat-set"], messages_field="messages", query_filter="role:user", split="train", mixer_config=mixer
+    )
     assert [s.name for s in sources] == ["owner__chat-set", "train_chat"]
     assert [s.proportion for s in sources] == [None, 0.5]
-    assert all(s.messages_field == "messages" and s.query_filter == ("role", "user") and s.split == "train"
-               for s in sources)
+    assert all(
+        s.messages_field == "messages" and s.query_filter == ("role", "user") and s.split == "train" for s in sources
+    )
     only_mixer = training_sources([], mixer_config=str(corpus.mixer_path))
     assert [s.name for s in only_mixer] == ["train_plain", "train_chat"]
 

@@ -15,16 +15,46 @@ from urllib.parse import urlsplit
 
 def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
     """A CA, and a server certificate for 127.0.0.1 signed by it: ``(ca.crt, server.crt, server.key)``."""
+
     def openssl(*args: str) -> None:
         subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True, timeout=60)
 
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
-            "-subj", "/CN=LeakLens test CA")
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
-            "-subj", "/CN=127.0.0.1")
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=LeakLens test CA",
+    )
+    openssl(
+        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"
+    )
     (folder / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n", encoding="utf-8")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf")
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    )
     return folder / "ca.crt", folder / "server.crt", folder / "server.key"
 
 

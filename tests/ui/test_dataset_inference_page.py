@@ -37,7 +37,12 @@ def test_a_date_split_is_confounded_and_the_page_leads_with_it(store_path, open_
     charts = [c.proto.id for c in app.get("plotly_chart")]
     assert len(charts) == 3
     assert [b.label for b in app.get("download_button")] == [
-        "Report (HTML)", "Test result (CSV)", "Each detector's AUROC (CSV)", "Per-text scores (CSV)", "Result (JSON)"]
+        "Report (HTML)",
+        "Test result (CSV)",
+        "Each detector's AUROC (CSV)",
+        "Per-text scores (CSV)",
+        "Result (JSON)",
+    ]
     (run,) = ResultStore(store_path).list_runs(KIND)
     assert run.finished
     assert run.meta["suspect"] == "wikimia_length128.parquet (label=1)"
@@ -56,7 +61,8 @@ def test_a_bad_row_filter_is_one_clear_error(store_path, open_page):
 
 
 def test_the_ready_example_is_the_shipped_demo_with_the_quick_detectors_and_the_full_set_one_click_away(
-        store_path, open_page):
+    store_path, open_page
+):
     """README tour step 6 keeps the ready example: the shipped demo's famous passages against fresh ones, scored
     by the four one-pass detectors (the tour's five minutes); the full set is offered with its expected time."""
     app = open_page(PAGE)
@@ -79,7 +85,8 @@ def test_the_ready_example_is_the_shipped_demo_with_the_quick_detectors_and_the_
     app.button(key="di_run").click().run()
     assert not app.exception, app.exception
     assert [s.value for s in app.subheader][0] == (
-        "The famous passages (demo) vs the freshly written passages (demo) · tiny-random")
+        "The famous passages (demo) vs the freshly written passages (demo) · tiny-random"
+    )
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
     assert len(banners) == 1
     assert "the famous passages (demo)" in banners[0]

@@ -66,8 +66,10 @@ def _picker_page():
 
     from ui.dataset_picker import ReadyExample, dataset_picker
 
-    examples = [ReadyExample("Hub one", "owner/x", "train", "cfg", "from the hub"),
-                ReadyExample("Demo", "demo:mcq", description="shipped with LeakLens")]
+    examples = [
+        ReadyExample("Hub one", "owner/x", "train", "cfg", "from the hub"),
+        ReadyExample("Demo", "demo:mcq", description="shipped with LeakLens"),
+    ]
     st.session_state["choice"] = dataset_picker("Data", examples, key="t", several=True)
 
 

@@ -32,7 +32,8 @@ def test_dataset_choices_are_named_by_source_or_upload_and_compared_by_content()
     assert brief(DatasetChoice("mine.csv", data=b"a")) == "upload mine.csv"
     same_name = [setting("data", DatasetChoice("mine.csv", data=b"a"))]
     assert changes(same_name, [setting("data", DatasetChoice("mine.csv", data=b"b"))]) == [
-        ("data", "upload mine.csv", "upload mine.csv")]  # new bytes under an old name still count
+        ("data", "upload mine.csv", "upload mine.csv")
+    ]  # new bytes under an old name still count
 
 
 def test_typed_text_is_compared_in_full_and_shown_by_its_first_words():
@@ -54,8 +55,11 @@ def test_changes_list_what_differs_in_order_including_added_and_removed_inputs()
 
 def test_stale_message_names_the_changes_and_the_button():
     one = stale_message([("sample size", "40", "100")], "Run benchmark")
-    assert one.splitlines() == [f"**{STALE_HEADLINE}** The sample size changed since they were computed; press "
-                                "**Run benchmark** to update them.", "- sample size: `40` → now `100`"]
+    assert one.splitlines() == [
+        f"**{STALE_HEADLINE}** The sample size changed since they were computed; press "
+        "**Run benchmark** to update them.",
+        "- sample size: `40` → now `100`",
+    ]
     two = stale_message([("passage", "a", "b"), ("model", "x", "y")], "Analyse")
     assert two.startswith(f"**{STALE_HEADLINE}** The passage and the model changed since they were computed")
     many = stale_message([(str(i), "a", "b") for i in range(4)], "Run")
@@ -65,7 +69,8 @@ def test_stale_message_names_the_changes_and_the_button():
 
 def test_computed_for_lists_every_input():
     assert computed_for([setting("model", "tiny-random"), setting("benchmark", DatasetChoice("demo:mcq"))]) == (
-        "Computed for model `tiny-random` · benchmark `demo:mcq`")
+        "Computed for model `tiny-random` · benchmark `demo:mcq`"
+    )
 
 
 def _page() -> None:
@@ -88,8 +93,9 @@ def test_show_result_marks_a_result_whose_inputs_changed_until_the_button_is_pre
     assert not app.warning
     assert app.caption[0].value == "Computed for size `1`"
     app.number_input(key="size").set_value(2).run()
-    assert app.warning[0].value.startswith(f"**{STALE_HEADLINE}** The size changed since they were computed; "
-                                           "press **Go**")
+    assert app.warning[0].value.startswith(
+        f"**{STALE_HEADLINE}** The size changed since they were computed; press **Go**"
+    )
     assert [m.value for m in app.markdown] == ["result for 1"]  # still there, marked
     app.button(key="go").click().run()
     assert [m.value for m in app.markdown] == ["result for 2"]

@@ -62,8 +62,11 @@ def test_pasted_passage_shows_curve_heatmap_and_every_score_card(page):
     beside_chart = {m.label: m.value for m in app.metric if m.label in ("Slope b", "mean − b", "(mean − b) / std")}
     cards = {m.label: m.value for m in app.metric}
     # The numbers beside the chart are the slope detectors' scores for the curve shown (log-prob, no k-gram).
-    assert beside_chart == {"Slope b": cards["Slope"], "mean − b": cards["Slope (mean-adjusted)"],
-                            "(mean − b) / std": cards["Slope (z-adjusted)"]}
+    assert beside_chart == {
+        "Slope b": cards["Slope"],
+        "mean − b": cards["Slope (mean-adjusted)"],
+        "(mean − b) / std": cards["Slope (z-adjusted)"],
+    }
     captions = [c.value for c in app.caption]
     assert all(card_description(m) in captions for m in default_methods())
     summary = app.info[0].value
@@ -86,7 +89,7 @@ def test_html_in_the_passage_is_escaped(page):
     passage = 'Hi <script>alert("x")</script> and <b>bold</b> & more'
     app = _analyse(page, passage)
     heatmap = _heatmap(app)
-    body = heatmap[heatmap.index('<div class="ll-heatmap">'):]
+    body = heatmap[heatmap.index('<div class="ll-heatmap">') :]
     assert "<script" not in body
     assert "<b>" not in body
     assert "&amp;" in body
@@ -193,8 +196,13 @@ def test_results_say_which_model_made_them_after_the_picker_changes(page, tmp_pa
     app.sidebar.text_input(key="model_picker_custom").input(str(tmp_path / "other-model")).run()
     assert not app.exception, app.exception
     notes = [w.value for w in app.warning]  # a warning now: the result is out of date, not merely informative
-    assert any("these results are for earlier inputs" in n and "The model changed" in n and "`tiny-random`" in n
-               and "other-model" in n for n in notes), notes
+    assert any(
+        "these results are for earlier inputs" in n
+        and "The model changed" in n
+        and "`tiny-random`" in n
+        and "other-model" in n
+        for n in notes
+    ), notes
     assert app.get("plotly_chart")  # the earlier result stays visible
     # Analysing with a model that cannot load explains why, without a traceback.
     app.button(key="inspect_analyse").click().run()
@@ -234,8 +242,6 @@ def test_a_finished_membership_run_can_be_picked_as_the_calibration_set(page):
     assert not app.dataframe
 
 
-
-
 def test_a_current_result_says_what_it_was_computed_for_and_is_not_marked(page):
     app = _analyse(page, FRESH.text)
     assert stale_notes(app) == []
@@ -267,12 +273,15 @@ def test_another_example_marks_the_old_summary_out_of_date_until_analyse(page):
     assert not any("st-key-result_inspect_result" in h.proto.body for h in app.get("html"))
 
 
-@pytest.mark.parametrize("change, label", [
-    (lambda app: app.number_input(key="inspect_max_tokens").set_value(64), "token limit"),
-    (lambda app: app.sidebar.text_input(key="leaklens_start_token").input("<|im_start|>"), "start token"),
-    (lambda app: app.toggle(key="inspect_compare").set_value(True), "second passage"),
-    (lambda app: app.text_area(key="inspect_text_a").input(FRESH.text + " More."), "passage"),
-])
+@pytest.mark.parametrize(
+    "change, label",
+    [
+        (lambda app: app.number_input(key="inspect_max_tokens").set_value(64), "token limit"),
+        (lambda app: app.sidebar.text_input(key="leaklens_start_token").input("<|im_start|>"), "start token"),
+        (lambda app: app.toggle(key="inspect_compare").set_value(True), "second passage"),
+        (lambda app: app.text_area(key="inspect_text_a").input(FRESH.text + " More."), "passage"),
+    ],
+)
 def test_every_input_change_marks_the_result_out_of_date(page, change, label):
     app = _analyse(page, FRESH.text)
     change(app)
@@ -294,8 +303,11 @@ def test_result_leads_with_the_passage_placed_among_fresh_passages(page):
     from core.membership.calibration import FRESH_KIND
     from core.store.results import ResultStore
 
-    app = _analyse(page, "A lighthouse keeper on a windless island counted umbrellas left by passing ferries, "
-                         "one for every week the sea stayed calm, until the count outgrew the shed.")
+    app = _analyse(
+        page,
+        "A lighthouse keeper on a windless island counted umbrellas left by passing ferries, "
+        "one for every week the sea stayed calm, until the count outgrew the shed.",
+    )
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
     # 30-odd tokens: too far from the shipped fresh passages' lengths (78+) to be placed among them (issue 26)
     assert len(banners) == 1
@@ -340,8 +352,9 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
     assert axis.startswith("perplexity" if deciding.method_key == "loss" else deciding.label)
     # The scores section reads the same comparison, the deciding method first; no second verdict anywhere.
     summary = app.info[0].value
-    assert f"against the {placement.n_similar} freshly written passages of similar length ({low}–{high} tokens)" \
-        in summary
+    assert (
+        f"against the {placement.n_similar} freshly written passages of similar length ({low}–{high} tokens)" in summary
+    )
     assert f"The verdict reads {deciding.label}" in summary
     shown = [m.value for m in app.markdown] + [i.value for i in app.info] + [c.value for c in app.caption]
     assert not any("No verdict" in text for text in shown)
@@ -358,11 +371,13 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
         assert {(r["verdict"], r["model"], r["data"]) for r in rows} == {(finding.level, "tiny-random", "Passage")}
 
 
-
 def test_a_short_passage_shows_no_slope_cards_and_a_two_token_one_no_scores_at_all(page):
     # About 30 tokens: long enough to read, too short for a slope fitted over its tokens.
-    app = _analyse(page, "The committee met on Tuesday to review the budget for the new library and agreed "
-                         "to postpone the final vote until the spring meeting.")
+    app = _analyse(
+        page,
+        "The committee met on Tuesday to review the budget for the new library and agreed "
+        "to postpone the final vote until the spring meeting.",
+    )
     labels = [m.label for m in app.metric]
     assert "Min-20%" in labels
     assert not any(label.startswith("Slope") for label in labels)

@@ -83,12 +83,13 @@ def test_a_changed_set_or_size_marks_the_report_out_of_date(store_path, open_pag
     app.selectbox(key="ld_ref_example").set_value("HumanEval (offline)").run()
     app.number_input(key="ld_limit").set_value(0).run()
     (note,) = stale_notes(app)
-    assert note.startswith(f"**{STALE_HEADLINE}** The reference set and the problems per set changed since they "
-                           "were computed; press **Run loss-delta test**"), note
+    assert note.startswith(
+        f"**{STALE_HEADLINE}** The reference set and the problems per set changed since they "
+        "were computed; press **Run loss-delta test**"
+    ), note
     assert "- problems per set: `3` → now `all`" in note
     assert app.dataframe  # the old report stays, marked
     app.text_input(key="ld_base_0").input("tiny-random").run()
     assert "- base model: `none` → now `tiny-random`" in stale_notes(app)[0]
     app.sidebar.selectbox(key="model_picker").set_value("smollm2-135m").run()  # the one model of every page
     assert "- model: `tiny-random` → now `smollm2-135m`" in stale_notes(app)[0]
-

@@ -80,7 +80,6 @@ def test_the_shipped_demo_runs_and_stores(store_path, open_page):
     assert run.dataset == "demo:mcq"
 
 
-
 def test_committing_a_setting_never_starts_a_run_only_the_run_button_does(store_path, open_page):
     app = open_page(PAGE)
     app.selectbox(key="mcq_example").set_value("General-knowledge questions (demo)").run()
@@ -112,8 +111,10 @@ def test_changed_settings_mark_the_shown_run_out_of_date(store_path, open_page):
     app.number_input(key="mcq_limit").set_value(40).run()
     app.slider(key="mcq_threshold").set_value(0.5).run()
     (note,) = stale_notes(app)
-    assert note.startswith(f"**{STALE_HEADLINE}** The sample size and the similarity threshold changed since they "
-                           "were computed; press **Run**"), note
+    assert note.startswith(
+        f"**{STALE_HEADLINE}** The sample size and the similarity threshold changed since they "
+        "were computed; press **Run**"
+    ), note
     assert "- sample size: `2` → now `40`" in note
     assert "- similarity threshold: `0.75` → now `0.5`" in note
     assert {m.label: m.value for m in app.metric}["Questions"] == "2"  # the old run, marked, not rerun

@@ -107,7 +107,6 @@ def test_result_leads_with_the_verdict_banner(store_path, open_page):
     assert finding.level in ("inconclusive", "none", "confounded")
 
 
-
 def test_results_name_their_inputs_and_are_marked_out_of_date_when_settings_change(store_path, open_page):
     app = open_page(PAGE)
     app.number_input(key="mb_limit").set_value(8).run()
@@ -124,8 +123,9 @@ def test_results_name_their_inputs_and_are_marked_out_of_date_when_settings_chan
     # The sample size back at its default (as after visiting another page) while results for 8 are shown.
     app.number_input(key="mb_limit").set_value(100).run()
     (note,) = stale_notes(app)
-    assert note.startswith(f"**{STALE_HEADLINE}** The sample size changed since they were computed; press "
-                           "**Run benchmark**")
+    assert note.startswith(
+        f"**{STALE_HEADLINE}** The sample size changed since they were computed; press **Run benchmark**"
+    )
     assert "- sample size: `8` → now `100`" in note
     assert app.dataframe  # still there, marked
     app.multiselect(key="mb_methods").set_value(["loss", "zlib"]).run()

@@ -71,7 +71,7 @@ def test_build_search_and_highlight(page, tmp_path):
     assert 0.2 < float(report["plain"][0]) < 0.6
     assert len(page.get("plotly_chart")) == 1
     body = _html(page)
-    assert body.count("<mark class=\"ll-match\">") >= 2 * (len(corpus.exact_in_plain) + 1)
+    assert body.count('<mark class="ll-match">') >= 2 * (len(corpus.exact_in_plain) + 1)
     assert "&lt;script&gt;alert" in body
     assert "<script>alert" not in body
     assert any("removed" in m.value for m in page.markdown)
@@ -119,7 +119,7 @@ def test_ready_examples_build_and_search_the_demo_without_typing_a_path(page, tm
     assert list(report.columns) == ["eval_dataset", "demo"]
     assert 0.0 < float(report["demo"][0]) < 1.0  # some items copied, some fresh
     assert "<b>test-" in _html(page)
-    assert "<mark class=\"ll-match\">" in _html(page)
+    assert '<mark class="ll-match">' in _html(page)
     # Result first: the search's verdict leads (the build's note has made way for it), under a heading naming
     # the data by its title; the downloads are named for what they hold, and each CSV row starts with the verdict.
     assert not page.success
@@ -136,8 +136,9 @@ def test_ready_examples_build_and_search_the_demo_without_typing_a_path(page, tm
     finding = overlap_finding(shown.outcome.report)
     csv_text = result_csv(pair_rows(shown.outcome), finding=finding, model=shown.model, data=shown.data)
     header, row = csv_text.splitlines()
-    assert header == ("verdict,verdict_headline,model,data,test_set,training_set,items,items_matched,share_matched,"
-                      "mean_overlap")
+    assert header == (
+        "verdict,verdict_headline,model,data,test_set,training_set,items,items_matched,share_matched,mean_overlap"
+    )
     assert row.startswith(f"{finding.level},")
     assert ",no model (text search),Test set with planted" in row
     items = item_rows(shown.outcome)
@@ -152,7 +153,6 @@ def test_no_training_set_is_a_message(page):
     _click(page, "Build index")
     assert not page.exception
     assert "No training set given" in page.error[0].value
-
 
 
 def test_results_are_marked_out_of_date_when_a_setting_or_the_index_changes(page, tmp_path):
@@ -171,8 +171,9 @@ def test_results_are_marked_out_of_date_when_a_setting_or_the_index_changes(page
     assert stale_notes(page) == []
     page.number_input(key="overlap_ngram").set_value(DEFAULT_NGRAM_SIZE + 2).run()
     (note,) = stale_notes(page)
-    assert note.startswith(f"**{STALE_HEADLINE}** The n-gram size changed since they were computed; press "
-                           "**Search**"), note
+    assert note.startswith(
+        f"**{STALE_HEADLINE}** The n-gram size changed since they were computed; press **Search**"
+    ), note
     assert f"- n-gram size: `{DEFAULT_NGRAM_SIZE}` → now `{DEFAULT_NGRAM_SIZE + 2}`" in note
     page.number_input(key="overlap_ngram").set_value(DEFAULT_NGRAM_SIZE).run()
     assert stale_notes(page) == []

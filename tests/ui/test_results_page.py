@@ -27,10 +27,12 @@ def filled_store(tmp_path_factory, tiny_lm) -> Path:
     store = ResultStore(path)
     for name in ("wikimia_length128.parquet", "booktection_sample.csv"):
         dataset = load_labelled_dataset(str(DATA / name), limit=12)
-        run_membership_benchmark(dataset, "tiny-random", parse_methods(["loss", "zlib"]), store=store,
-                                 load_model=lambda spec: tiny_lm)
-    broken = store.get_or_create_run("mia", {"dataset": "x", "model": "other-model"},
-                                     {"dataset": "half.csv", "model": "other-model", "n_total": 4})
+        run_membership_benchmark(
+            dataset, "tiny-random", parse_methods(["loss", "zlib"]), store=store, load_model=lambda spec: tiny_lm
+        )
+    broken = store.get_or_create_run(
+        "mia", {"dataset": "x", "model": "other-model"}, {"dataset": "half.csv", "model": "other-model", "n_total": 4}
+    )
     store.add_samples(broken.run_id, [SampleRow("a", 1, {"loss": -1.0})])
     store.mark_interrupted(broken.run_id)
     store.get_or_create_run("mcq", {"q": 1}, {"dataset": "mmlu", "model": "tiny-random", "n_total": 3})
@@ -95,8 +97,12 @@ def test_results_page_shows_runs_heatmap_roc_and_exports(filled_store, monkeypat
     assert any(t["name"].startswith("Blind baseline") for t in roc)
     assert any(t["name"].startswith("Log-likelihood") for t in roc)
     assert any(t["name"].startswith("zlib") for t in roc)
-    assert _download_labels(app) == ["Report of this run (HTML)", "AUROC per detector (CSV)",
-                                     "Report of the 2 listed runs (HTML)", "AUROC of the listed membership runs (CSV)"]
+    assert _download_labels(app) == [
+        "Report of this run (HTML)",
+        "AUROC per detector (CSV)",
+        "Report of the 2 listed runs (HTML)",
+        "AUROC of the listed membership runs (CSV)",
+    ]
     assert len(_cards(app)) == 2  # the two finished runs; the unfinished ones are in the table
 
 
@@ -167,14 +173,25 @@ def mixed_store(tmp_path_factory, tiny_lm) -> Path:
     path = tmp_path_factory.mktemp("mixed") / "results.sqlite"
     store = ResultStore(path)
     questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=3).questions
-    run_stored_benchmark(questions, MCQConfig(), load=lambda: tiny_lm, store=store, model="tiny-random",
-                         benchmark="mmlu_sample", shuffle_seed=1, permutation=True)
+    run_stored_benchmark(
+        questions,
+        MCQConfig(),
+        load=lambda: tiny_lm,
+        store=store,
+        model="tiny-random",
+        benchmark="mmlu_sample",
+        shuffle_seed=1,
+        permutation=True,
+    )
     old = store.get_or_create_run("mcq", {"old": 1}, {"dataset": "old_mcq", "model": "tiny-random", "n_total": 1})
     store.add_samples(old.run_id, [SampleRow("0", None, {"completion": 0.0}, {"question": "Q?", "answer": "A"})])
     store.finish_run(old.run_id, {})
     for name, role, losses in (("HumanEval", "test", [1.0, 2.0]), ("reference", "reference", [3.0, 5.0])):
-        run = store.get_or_create_run("delta", {"model": "tiny-random", "problems": name},
-                                      {"dataset": name, "model": "tiny-random", "role": role, "n_total": 2})
+        run = store.get_or_create_run(
+            "delta",
+            {"model": "tiny-random", "problems": name},
+            {"dataset": name, "model": "tiny-random", "role": role, "n_total": 2},
+        )
         store.add_samples(run.run_id, [SampleRow(str(i), None, {"solution_loss": x}) for i, x in enumerate(losses)])
         store.finish_run(run.run_id, {"mean_loss": sum(losses) / 2, "n": 2})
     return path
@@ -234,8 +251,7 @@ def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_p
     path = tmp_path / "results.sqlite"
     test = builtin_problems(limit=6)
     ref = ProblemSet("fresh set", builtin_problems(limit=12).problems[6:], True)
-    report = run_leakage_test(test, ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm,
-                              store=ResultStore(path))
+    report = run_leakage_test(test, ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm, store=ResultStore(path))
     app = _page(path, monkeypatch)
     assert app.subheader[0].value.startswith("LeakLens built-in reference vs fresh set")
     banners = _banners(app)
@@ -246,8 +262,12 @@ def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_p
     assert not app.info
     assert list(_table(app, "L_test")["Δ"]) == pytest.approx([report.models[0].stats.delta])
     assert len(_cards(app)) == 1  # the comparison; its problem sets are parts of it
-    assert _download_labels(app) == ["Report of this run (HTML)", "Loss delta per model (CSV)",
-                                     "Report of the listed run (HTML)", "AUROC of the listed membership runs (CSV)"]
+    assert _download_labels(app) == [
+        "Report of this run (HTML)",
+        "Loss delta per model (CSV)",
+        "Report of the listed run (HTML)",
+        "AUROC of the listed membership runs (CSV)",
+    ]
     html_button = [b for b in app.get("download_button") if b.proto.label.startswith("Report of the")][0]
     assert not html_button.proto.disabled
 
@@ -258,10 +278,15 @@ def test_a_stored_dataset_inference_opens_with_its_finding_and_exports(tmp_path,
 
     path = tmp_path / "results.sqlite"
     wikimia = str(DATA / "wikimia_length128.parquet")
-    inference = run_dataset_inference(load_text_set(wikimia, where=("label", "1"), limit=20),
-                                      load_text_set(wikimia, where=("label", "0"), limit=20), "tiny-random",
-                                      parse_methods(["loss", "zlib"]), n_splits=3, store=ResultStore(path),
-                                      load_model=lambda spec: tiny_lm)
+    inference = run_dataset_inference(
+        load_text_set(wikimia, where=("label", "1"), limit=20),
+        load_text_set(wikimia, where=("label", "0"), limit=20),
+        "tiny-random",
+        parse_methods(["loss", "zlib"]),
+        n_splits=3,
+        store=ResultStore(path),
+        load_model=lambda spec: tiny_lm,
+    )
     app = _page(path, monkeypatch)
     banners = _banners(app)
     assert len(banners) == 1

@@ -300,8 +300,16 @@ class ElasticsearchBackend(OverlapBackend):
             raise DataError("A vector index needs the embedding dimension.")
         if ngram_size < 1:
             raise DataError("The n-gram size must be at least 1.")
-        meta = {"leaklens": {"index_type": index_type, "model": model, "dims": dims, "sources": sources,
-                             "ngram_size": ngram_size if index_type == "text" else None, "complete": False}}
+        meta = {
+            "leaklens": {
+                "index_type": index_type,
+                "model": model,
+                "dims": dims,
+                "sources": sources,
+                "ngram_size": ngram_size if index_type == "text" else None,
+                "complete": False,
+            }
+        }
         body = {
             "settings": {"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"},
             "mappings": {
@@ -525,8 +533,12 @@ class ElasticsearchBackend(OverlapBackend):
         union = sorted(set().union(*hashes))
         if len(union) > _BATCH_TERMS:  # one instance alone has more: a terms query could not hold them all
             return None
-        body = {"size": _BATCH_HITS, "_source": _SOURCE_FIELDS, "query": {"terms": {_GRAMS: union}},
-                "track_total_hits": True}
+        body = {
+            "size": _BATCH_HITS,
+            "_source": _SOURCE_FIELDS,
+            "query": {"terms": {_GRAMS: union}},
+            "track_total_hits": True,
+        }
         ((hits, total),) = self._msearch(index, [body])
         if total > len(hits):
             return None
@@ -791,11 +803,13 @@ class _ElasticWriter(IndexWriter):
         try:
             client.indices.forcemerge(index=self.index, max_num_segments=1, request_timeout=_MERGE_WAIT_S)
         except es.exceptions.ConnectionTimeout:
-            logging.getLogger(__name__).info("Elasticsearch is still merging index %s; searches work meanwhile.",
-                                             self.index)
+            logging.getLogger(__name__).info(
+                "Elasticsearch is still merging index %s; searches work meanwhile.", self.index
+            )
         except self.backend._errors as exc:
-            raise BackendError(f"Elasticsearch at {self.backend.shown_url} failed to merge the index: "
-                               f"{_short(exc)}.") from exc
+            raise BackendError(
+                f"Elasticsearch at {self.backend.shown_url} failed to merge the index: {_short(exc)}."
+            ) from exc
 
     def abort(self) -> None:
         try:

@@ -140,8 +140,16 @@ class EmbeddedBackend(OverlapBackend):
             cause = f"{meta_path} has no {exc.args[0]!r} entry"
         except (TypeError, ValueError) as exc:
             cause = f"{meta_path} holds a value of the wrong kind ({exc})"
-        return IndexInfo(name=path.name, backend=self.kind, index_type="unknown", n_docs=0, datasets={},
-                         size_bytes=size, complete=False, unreadable=cause)
+        return IndexInfo(
+            name=path.name,
+            backend=self.kind,
+            index_type="unknown",
+            n_docs=0,
+            datasets={},
+            size_bytes=size,
+            complete=False,
+            unreadable=cause,
+        )
 
     def index_flags(self) -> str:
         flags = f"--backend {self.kind}"

@@ -1,0 +1,145 @@
+"""``python -m core inspect``: JSON output, tables, errors, and the perplexity acceptance check."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from core.cli import main
+from core.config import PROJECT_ROOT
+
+REPO = PROJECT_ROOT
+GETTYSBURG = (
+    "Four score and seven years ago our fathers brought forth on this continent, a new nation, conceived "
+    "in Liberty, and dedicated to the proposition that all men are created equal."
+)
+# Written for this test suite; no model can have trained on it.
+FRESH = (
+    "The ferry to Kallisholm left forty minutes late because the harbour cat refused to leave the ramp, "
+    "and nobody aboard minded: the ticket seller handed out plums while the captain argued politely with "
+    "a gull about the weather over the eastern reefs."
+)
+
+
+def run_json(capsys, *args: str, stderr: list[str] | None = None) -> dict:
+    assert main(["inspect", *args, "--json"]) == 0
+    captured = capsys.readouterr()
+    if stderr is not None:
+        stderr.append(captured.err)
+    return json.loads(captured.out)
+
+
+def test_json_output_has_tokens_and_every_score(capsys):
+    payload = run_json(capsys, "--model", "tiny-random", "--text", "Hello <b>world</b>, again.")
+    assert payload["model"] == "tiny-random"
+    assert payload["n_tokens"] == len(payload["tokens"]) > 3
+    assert payload["n_dropped"] == 0
+    assert "".join(t["token"] for t in payload["tokens"]) == "Hello <b>world</b>, again."
+    assert len(payload["scores"]) == 16
+    assert payload["perplexity"] > 1
+
+
+def test_methods_and_max_tokens_options(capsys):
+    err: list[str] = []
+    payload = run_json(
+        capsys,
+        "--model",
+        "tiny-random",
+        "--text",
+        "one two three four five six seven eight nine ten",
+        "--methods",
+        "loss",
+        "min_k:k=50",
+        "--max-tokens",
+        "4",
+        stderr=err,
+    )
+    assert set(payload["scores"]) == {"loss", "min_k_50"}
+    assert payload["n_tokens"] == 4
+    assert payload["n_dropped"] > 0
+    assert "tokens were dropped" in err[0]
+
+
+def test_text_table_output(capsys, tmp_path):
+    passage = tmp_path / "passage.txt"
+    passage.write_text("A short passage read from a file.", encoding="utf-8")
+    assert main(["inspect", "--model", "tiny-random", "--file", str(passage), "--methods", "loss"]) == 0
+    out = capsys.readouterr().out
+    assert "perplexity:" in out
+    assert "Log-likelihood" in out
+    assert "passage" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--text", "   "], "empty or whitespace"),
+        (["--file", "/no/such/file.txt"], "Could not read"),
+        (["--text", "fine", "--methods", "bogus"], "Unknown method"),
+        (["--text", "fine", "--model", "./missing-model-dir"], "does not exist"),
+    ],
+)
+def test_bad_input_is_a_one_line_error_with_exit_2(capsys, args, message):
+    model = [] if "--model" in args else ["--model", "tiny-random"]
+    assert main(["inspect", *model, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_real_entry_point_runs_as_a_module():
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "core", "inspect", "--model", "tiny-random", "--text", "Hi there.", "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["n_tokens"] > 0
+
+
+def test_smollm2_recognises_gettysburg_but_not_a_fresh_paragraph(capsys, smollm2):
+    famous = run_json(capsys, "--model", "smollm2-135m", "--text", GETTYSBURG, "--methods", "loss")
+    fresh = run_json(capsys, "--model", "smollm2-135m", "--text", FRESH, "--methods", "loss")
+    assert famous["perplexity"] < 30
+    assert fresh["perplexity"] > 60
+
+
+def test_detectors_with_extra_passes_score_one_passage(capsys):
+    payload = run_json(
+        capsys,
+        "--model",
+        "tiny-random",
+        "--methods",
+        "loss",
+        "recall",
+        "--text",
+        "A passage long enough for a prefix comparison to mean something.",
+    )
+    assert set(payload["scores"]) == {"loss", next(k for k in payload["scores"] if k.startswith("recall"))}
+    assert all(isinstance(v, float) for v in payload["scores"].values())
+
+
+def test_zlib_of_a_truncated_passage_compresses_the_scored_tokens_only(capsys):
+    """`inspect --max-tokens` on a long text: zlib = −loss / compressed size of exactly the scored tokens."""
+    import zlib
+
+    text = FRESH * 20
+    payload = run_json(
+        capsys, "--model", "tiny-random", "--text", text, "--methods", "loss", "zlib", "--max-tokens", "50"
+    )
+    assert payload["n_tokens"] == 50
+    assert payload["n_dropped"] > 0
+    scored = "".join(t["token"] for t in payload["tokens"])
+    assert text.startswith(scored)
+    assert len(scored) < len(text) // 10
+    expected = payload["scores"]["loss"] / len(zlib.compress(scored.encode("utf-8")))
+    assert payload["scores"]["zlib"] == pytest.approx(expected, rel=1e-9)

@@ -1,0 +1,348 @@
+"""The shipped fresh calibration set, its stored scores, and a passage's placement among them."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core.config import ASSETS_DIR
+from core.data.examples import EXAMPLES, FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
+from core.engine.setup import ScoringSetup
+from core.errors import DataError, LeakLensError
+from core.membership.analysis import analyse_passages
+from core.membership.benchmark import SCORE_DEFINITIONS
+from core.membership.calibration import (
+    FRESH_KIND,
+    FRESH_PASSAGES_PATH,
+    FreshCalibration,
+    FreshPassage,
+    fresh_methods,
+    fresh_run_key,
+    fresh_set_fingerprint,
+    load_fresh_passages,
+    stored_fresh_calibration,
+)
+from core.membership.passage_finding import (
+    FORMULAIC_CAVEAT,
+    PassagePlacement,
+    place_passage,
+    placement_finding,
+    similar_length,
+)
+from core.methods.loss import Loss
+from core.methods.min_k import MinK
+from core.store.results import ResultStore
+
+CPU = ScoringSetup("cpu", "float32")
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _runs(text: str, n: int = 8) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z']+", text.lower())
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+# --- the shipped file ---------------------------------------------------------------------------------
+
+
+def test_shipped_set_has_enough_unique_passages_spread_over_lengths():
+    passages = load_fresh_passages()
+    assert len(passages) >= 60
+    assert len({p.id for p in passages}) == len(passages)
+    assert len({p.text for p in passages}) == len(passages)
+    assert all(re.fullmatch(r"fresh-cal-\d{3}", p.id) for p in passages)
+    lengths = [_words(p.text) for p in passages]
+    assert min(lengths) >= 40
+    assert max(lengths) <= 250
+    thirds = [sum(lo <= n < hi for n in lengths) for lo, hi in ((40, 110), (110, 180), (180, 251))]
+    assert all(count >= 15 for count in thirds), thirds
+
+
+def test_shipped_passages_are_plain_prose_independent_of_the_other_shipped_texts():
+    passages = load_fresh_passages()
+    for p in passages:
+        assert "\n" not in p.text, p.id
+        assert not re.match(r"\s*([-*•]|\d+[.)])\s", p.text), p.id  # prose, not lists
+        assert p.text.strip() == p.text, p.id
+        assert p.text[-1] in ".!?\"'", p.id
+        ascii_share = sum(c.isascii() for c in p.text) / len(p.text)
+        assert ascii_share > 0.99, p.id  # English
+    others = [e.text for e in EXAMPLES] + [GETTYSBURG_PARAPHRASE.text]
+    for path in sorted((ASSETS_DIR / "demo").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            others += [v for v in json.loads(line).values() if isinstance(v, str)]
+    seen = set().union(*(_runs(t) for t in others))
+    shared = {p.id: _runs(p.text) & seen for p in passages}
+    assert not any(shared.values()), {k: v for k, v in shared.items() if v}
+
+
+def test_a_broken_calibration_file_is_refused_with_the_reason(tmp_path):
+    def write(lines: list[str]):
+        path = tmp_path / "set.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+    good = json.dumps({"id": "a", "text": "Some words."})
+    assert load_fresh_passages(write([good])) == (FreshPassage("a", "Some words."),)
+    with pytest.raises(DataError, match="unique"):
+        load_fresh_passages(write([good, good]))
+    with pytest.raises(DataError, match="lines 2: not valid JSON"):
+        load_fresh_passages(write([good, "{not json"]))
+    with pytest.raises(DataError, match="no text"):
+        load_fresh_passages(write([good, json.dumps({"id": "b", "text": "  "})]))
+    with pytest.raises(DataError, match="'text'"):
+        load_fresh_passages(write([json.dumps({"id": "a", "body": "x"})]))
+
+
+# --- placement ----------------------------------------------------------------------------------------
+
+
+def _calibration(n_tokens, loss, min_k=None) -> FreshCalibration:
+    ids = tuple(f"f{i}" for i in range(len(n_tokens)))
+    scores = {"loss": tuple(loss)}
+    if min_k is not None:
+        scores["min_k_20"] = tuple(min_k)
+    return FreshCalibration("m", "run", ids, tuple(n_tokens), scores, {"loss": "Loss", "min_k_20": "Min-20%"})
+
+
+def test_similar_lengths_are_within_the_factor_or_the_nearest_when_too_few():
+    lengths = [10, 50, 60, 70, 100, 150, 200]
+    # 100 tokens, factor 1.5: 66.7..150 -> 70, 100, 150 (nearest first on a log scale: 100, 70, 150).
+    assert similar_length(100, lengths, factor=1.5, minimum=3) == ([4, 3, 5], False)
+    # Five needed: the next nearest are 60 (log 1.67 = 0.51) and 50 (log 2 = 0.69), not 200 (log 2 = 0.69, later).
+    assert similar_length(100, lengths, factor=1.5, minimum=5) == ([4, 3, 5, 2, 1], True)
+    # A set smaller than the minimum is used whole.
+    assert similar_length(100, [90, 110], minimum=15) == ([1, 0], False)
+    assert similar_length(100, [90, 400], factor=1.5, minimum=15) == ([0, 1], True)
+    with pytest.raises(LeakLensError, match="no scored token"):
+        similar_length(0, lengths)
+
+
+def test_percentiles_and_chance_match_hand_computed_values():
+    # Six similar passages (95..120 tokens) and two far longer ones whose scores must not count.
+    calibration = _calibration(
+        [100, 110, 120, 95, 105, 115, 400, 500],
+        loss=[-3.0, -2.0, -1.0, -1.0, -4.0, -5.0, 9.0, 9.0],
+        min_k=[-8.0, -7.0, -6.0, -5.0, -9.0, -10.0, 9.0, 9.0],
+    )
+    placement = place_passage({"loss": -1.0, "min_k_20": 0.0, "zlib": 1.0}, 100, calibration, minimum=5)
+    assert not placement.widened
+    assert placement.n_similar == 6
+    assert placement.token_range == (95, 120)
+    loss, min_k = placement.methods
+    # loss: 4 below (-2, -3, -4, -5), 2 tied (-1, -1): (4 + 0.5 * 2) / 6; 2 at least as high -> chance 3/7.
+    assert loss.percentile == pytest.approx(100 * 5 / 6)
+    assert (loss.n_at_least, loss.chance) == (2, pytest.approx(3 / 7))
+    assert sorted(loss.calibration_scores) == [-5.0, -4.0, -3.0, -2.0, -1.0, -1.0]
+    # Min-K%: above all six -> 100th percentile, chance 1/7.
+    assert (min_k.percentile, min_k.n_at_least, min_k.chance) == (100.0, 0, pytest.approx(1 / 7))
+    assert placement.deciding is loss  # the less extreme reading decides
+    assert placement.method("zlib") is None  # only the placed methods
+    chart = loss.chart_data()
+    assert chart["passage_score"] == -1.0
+    assert isinstance(chart["calibration_scores"], list)
+    assert json.loads(json.dumps(placement.to_dict()))["methods"][1]["chance"] == pytest.approx(1 / 7)
+
+
+def test_missing_scores_are_skipped_and_nothing_to_place_is_refused():
+    calibration = _calibration([100] * 4, loss=[-3.0, float("nan"), -1.0, -2.0])
+    placement = place_passage({"loss": -1.5, "min_k_20": -1.0}, 100, calibration, minimum=2)
+    (loss,) = placement.methods  # Min-K% is not in this calibration
+    assert loss.n_compared == 3
+    assert loss.percentile == pytest.approx(100 * 2 / 3)
+    with pytest.raises(LeakLensError, match="None of loss, min_k_20"):
+        place_passage({"zlib": 1.0}, 100, calibration)
+    with pytest.raises(LeakLensError, match="None of"):
+        place_passage({"loss": float("nan")}, 100, calibration)
+
+
+# --- the finding --------------------------------------------------------------------------------------
+
+
+def _placed(rank_from_top: int, n: int, *, min_k_rank: int | None = None, widened: bool = False) -> PassagePlacement:
+    """A passage with ``rank_from_top`` of ``n`` similar fresh passages scoring above it (no ties)."""
+    fresh = [float(-i) for i in range(n)]  # 0, -1, ..., -(n-1)
+    score = -rank_from_top + 0.5 if rank_from_top else 1.0
+    scores = {"loss": score}
+    min_k = None
+    if min_k_rank is not None:
+        min_k = fresh
+        scores["min_k_20"] = -min_k_rank + 0.5 if min_k_rank else 1.0
+    placement = place_passage(scores, 100, _calibration([100] * n, fresh, min_k), minimum=1)
+    return replace(placement, widened=widened)
+
+
+@pytest.mark.parametrize(
+    ("above_it", "n", "level"),
+    [
+        (0, 200, "strong"),  # above all 200: chance 1/201
+        (1, 200, "strong"),  # chance 2/201 < 1%
+        (5, 200, "moderate"),  # 97.5th percentile, chance 6/201
+        (15, 200, "weak"),  # 92.5th, chance 16/201
+        (30, 200, "inconclusive"),  # 85th: above most new text, not far enough to call
+        (49, 200, "inconclusive"),  # chance 50/201, just under the no-effect margin of 1 in 4
+        (50, 200, "none"),  # chance 51/201: inside the bulk of new text
+        (0, 36, "moderate"),  # above all 36: chance 1/37 — 36 passages cannot support "strong"
+        (0, 15, "weak"),  # chance 1/16
+    ],
+)
+def test_levels_follow_the_percentile_within_what_the_set_size_supports(above_it, n, level):
+    finding = placement_finding(_placed(above_it, n))
+    assert finding.level == level
+    assert FORMULAIC_CAVEAT in finding.caveats
+    assert "evidence, not proof" in FORMULAIC_CAVEAT
+    if level == "inconclusive":
+        assert finding.headline.startswith("Cannot tell: more predictable than ")
+        assert "above most new text but not far enough to count as a sign" in finding.headline
+    elif level != "none":
+        assert finding.headline.startswith("More predictable than ")
+        assert finding.headline.endswith("the model may have seen it — evidence, not proof.")
+    if n < 99 and level not in ("none", "inconclusive"):
+        assert any("strongest possible reading" in c for c in finding.caveats)
+
+
+def test_headlines_are_plain_and_never_overstate_the_share():
+    top = placement_finding(_placed(0, 36))
+    assert top.headline == (
+        "More predictable than all 36 freshly written passages of similar length: a sign "
+        "the model may have seen it — evidence, not proof."
+    )
+    assert top.numbers.startswith("loss: more predictable than all 36")
+    assert any("1 time in 37" in e for e in top.evidence)
+    # 199.5 / 200 = 99.75%: shown rounded down, never as 100%.
+    assert "99.75" not in placement_finding(_placed(1, 200)).headline
+    assert "than 99% of 200" in placement_finding(_placed(1, 200)).headline
+    middle = placement_finding(_placed(100, 200))
+    assert middle.level == "none"
+    assert middle.headline.startswith("No clear sign the model has seen it: more predictable than 50% of 200")
+    bottom = placement_finding(_placed(200, 200))
+    assert bottom.headline == (
+        "No sign the model has seen it: less predictable than all 200 freshly written passages of similar length."
+    )
+
+
+def test_the_less_extreme_method_decides_and_the_other_is_named():
+    finding = placement_finding(_placed(15, 200, min_k_rank=0))  # loss 92.5th, Min-K% above all
+    assert finding.level == "weak"
+    assert finding.numbers.startswith("loss:")
+    assert any("Min-20% alone places it higher" in c for c in finding.caveats)
+    reverse = placement_finding(_placed(0, 200, min_k_rank=15))
+    assert reverse.level == "weak"
+    assert reverse.numbers.startswith("Min-20%:")
+
+
+def test_a_widened_comparison_says_so():
+    finding = placement_finding(_placed(0, 200, widened=True))
+    assert any("nearest in length" in c for c in finding.caveats)
+
+
+# --- stored scores ------------------------------------------------------------------------------------
+
+
+def _refuse_model():
+    raise AssertionError("the model was loaded although every score is stored")
+
+
+def test_fresh_scores_are_computed_once_and_read_back_from_the_store(tmp_path, tiny_lm):
+    store = ResultStore(tmp_path / "r.sqlite")
+    passages = load_fresh_passages()[:20]
+    loads = []
+
+    def get_model():
+        loads.append(1)
+        return tiny_lm
+
+    first = stored_fresh_calibration(
+        "tiny-random", get_model=get_model, store=store, setup=CPU, passages=passages, batch_size=8
+    )
+    assert loads == [1]  # loaded once for three batches
+    assert first.n_computed == 20
+    assert not first.from_store
+    assert first.ids == tuple(p.id for p in passages)
+    assert set(first.scores) == {m.key for m in fresh_methods()} >= {"loss", "min_k_20"}
+    assert all(n > 0 for n in first.n_tokens)
+    assert all(np.isfinite(first.scores["loss"]))
+    assert all(np.isfinite(first.scores["min_k_20"]))
+
+    again = stored_fresh_calibration("tiny-random", get_model=_refuse_model, store=store, setup=CPU, passages=passages)
+    assert again.from_store
+    assert again.run_id == first.run_id
+    assert (again.scores, again.n_tokens) == (first.scores, first.n_tokens)
+    (run,) = store.list_runs(FRESH_KIND)
+    assert run.finished
+    assert run.n_done == 20
+    assert run.model == "tiny-random"
+
+    # Another precision or another passage set is another calibration: it needs the model.
+    with pytest.raises(AssertionError, match="the model was loaded"):
+        stored_fresh_calibration(
+            "tiny-random",
+            get_model=_refuse_model,
+            store=store,
+            setup=ScoringSetup("cpu", "bfloat16"),
+            passages=passages,
+        )
+    with pytest.raises(AssertionError, match="the model was loaded"):
+        stored_fresh_calibration("tiny-random", get_model=_refuse_model, store=store, setup=CPU, passages=passages[:19])
+
+
+def test_the_run_key_names_model_passages_methods_definitions_and_precision():
+    passages = load_fresh_passages()
+    key = fresh_run_key("tiny-random", passages, [MinK(20), Loss()], CPU)
+    assert key["passages"] == fresh_set_fingerprint(passages)
+    assert key["methods"] == ["loss", "min_k_20"]
+    assert key["score_definitions"] == SCORE_DEFINITIONS
+    assert (key["device"], key["dtype"]) == ("cpu", "float32")
+    assert {"model", "model_identity", "start_token"} <= set(key)
+    edited = (FreshPassage(passages[0].id, passages[0].text + " "), *passages[1:])
+    assert fresh_set_fingerprint(edited) != key["passages"]
+    assert FRESH_PASSAGES_PATH.is_file()
+
+
+# --- the bundled model --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_gettysburg_stands_out_from_fresh_text_and_the_fresh_example_does_not(tmp_path, smollm2):
+    """Measured (SmolLM2-135M, CPU float32): Gettysburg above all 36 similar fresh passages on loss and
+    Min-K% (perplexity 13 against a median of 60); the fresh example above none of its 40 (perplexity 165)."""
+    store = ResultStore(tmp_path / "r.sqlite")
+    calibration = stored_fresh_calibration(
+        "smollm2-135m", get_model=lambda: smollm2, store=store, setup=CPU, methods=[Loss(), MinK(20)]
+    )
+    assert calibration.n_computed == calibration.n >= 60
+    famous, fresh = analyse_passages(smollm2, [GETTYSBURG.text, FRESH.text], [Loss(), MinK(20)], kgram_max=0)
+    placed_famous = place_passage(famous.scores, famous.records.n_tokens, calibration)
+    placed_fresh = place_passage(fresh.scores, fresh.records.n_tokens, calibration)
+    for name, placement in (("gettysburg", placed_famous), ("fresh", placed_fresh)):
+        print(
+            name,
+            placement.n_tokens,
+            placement.n_similar,
+            {m.method_key: round(m.percentile, 1) for m in placement.methods},
+        )
+    assert placed_famous.n_similar >= 15
+    assert placed_fresh.n_similar >= 15
+    assert placed_famous.method("loss").percentile > 90
+    assert placed_famous.method("min_k_20").percentile > 90
+    assert placed_fresh.method("loss").percentile < 90
+    assert placement_finding(placed_famous).level in ("strong", "moderate", "weak")
+    assert placement_finding(placed_fresh).level == "none"
+    assert math.isfinite(placed_famous.method("loss").score)
+
+
+def test_a_passage_between_the_margin_and_weak_still_has_its_yardstick():
+    from core.membership.passage_finding import has_yardstick
+
+    placement = _placed(30, 200)  # 85th percentile: inconclusive, but read against 200 passages of its length
+    assert placement_finding(placement).level == "inconclusive"
+    assert has_yardstick(placement)
+    assert not has_yardstick(_placed(0, 200, widened=True))

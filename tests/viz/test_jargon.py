@@ -1,0 +1,246 @@
+"""Headlines speak plainly; the numbers line under them may use jargon, but only terms the glossary explains.
+
+Issue 26: "AUROC", "CI", "Δ", "nats", "p-value", "Cohen's d", "confounded" and internal keys such as
+``slope_6gram_mean`` had crept into headlines. Every finding of every test, at every level, is built here
+and its headline checked against ``JARGON``; every jargon term in its ``numbers`` must be glossed on hover.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from core.inference.finding import inference_finding
+from core.leakage.finding import leakage_finding
+from core.membership.calibration import FreshCalibration
+from core.membership.finding import membership_finding
+from core.membership.passage_finding import place_passage, placement_finding
+from core.overlap.finding import overlap_finding
+from core.stats.finding import Finding
+from core.viz.banner import banner_html
+from core.viz.glossary import GLOSSARY, gloss_html, terms_in
+from tests.stats.test_findings import (
+    ISSUE_INTERVAL,
+    _inference,
+    _leakage,
+    _leakage_tuned,
+    _mcq,
+    _membership,
+    _metric,
+    _overlap,
+)
+
+JARGON: dict[str, str] = {
+    # name: regular expression (case-insensitive unless it says otherwise)
+    "AUROC": r"AUROC",
+    "CI": r"(?-i:\bCI\b)",
+    "interval": r"\binterval",
+    "95%": r"95 ?%",
+    "Δ": r"Δ",
+    "nats": r"\bnats?\b",
+    "p-value": r"p-value",
+    "p =": r"(?<![\w-])p ?=",
+    "p <": r"(?<![\w-])p ?<",
+    "Cohen's d": r"Cohen",
+    "confounded": r"confound",
+    "TPR": r"TPR",
+    "FPR": r"FPR",
+    "perplexity": r"perplexit",
+    "Min-K": r"Min-(?:K|\d)",
+    "zlib": r"zlib",
+    "bootstrap": r"bootstrap",
+    "calibration": r"calibration",
+    "percentile": r"percentile",
+    "blind baseline": r"blind baseline",
+    "slope": r"\bslope",
+    "loss": r"\bloss\b",
+    "log-prob": r"log-?prob",
+    "significant": r"significan",
+    "Wilcoxon / Mann-Whitney": r"wilcoxon|mann-whitney",
+    "internal key": r"(?-i:\b[a-z]+_[a-z0-9_]+\b)",
+}
+REQUIRED_TERMS = (
+    "AUROC",
+    "95% interval",
+    "Δ",
+    "Δ²",
+    "nats",
+    "p-value",
+    "confounded",
+    "calibration",
+    "blind baseline",
+    "perplexity",
+    "Min-K%",
+    "Min-K%++",
+    "Cohen's d",
+    "TPR@FPR",
+    "zlib",
+    "slope",
+    "member",
+    "non-member",
+)
+CHANCE, STRONG = _metric(0.5, 0.4, 0.6), _metric(0.9, 0.8, 0.97)
+
+
+def _fresh(n_tokens: list[int], loss: list[float], min_k: list[float] | None = None) -> FreshCalibration:
+    ids = tuple(f"f{i}" for i in range(len(n_tokens)))
+    scores = {"loss": tuple(loss), **({"min_k_20": tuple(min_k)} if min_k is not None else {})}
+    return FreshCalibration("m", "run", ids, tuple(n_tokens), scores, {"loss": "Loss", "min_k_20": "Min-20%"})
+
+
+def _passage(score: float, n_tokens: int, lengths: list[int], min_k: float | None = None) -> Finding:
+    fresh = [float(-i) for i in range(len(lengths))]
+    scores = {"loss": score, **({"min_k_20": min_k} if min_k is not None else {})}
+    calibration = _fresh(lengths, fresh, fresh if min_k is not None else None)
+    return placement_finding(place_passage(scores, n_tokens, calibration))
+
+
+FINDINGS = {
+    # membership
+    "membership-strong": lambda: membership_finding(_membership(STRONG, CHANCE)),
+    "membership-moderate": lambda: membership_finding(_membership(_metric(0.75, 0.65, 0.85), CHANCE)),
+    "membership-weak": lambda: membership_finding(_membership(_metric(0.62, 0.53, 0.7), _metric(0.5, 0.4, 0.52))),
+    "membership-none": lambda: membership_finding(_membership(_metric(0.5, 0.45, 0.55), CHANCE)),
+    "membership-inconclusive": lambda: membership_finding(_membership(_metric(0.6, 0.45, 0.75), CHANCE)),
+    "membership-below-chance": lambda: membership_finding(_membership(_metric(0.4, 0.3, 0.48), CHANCE)),
+    "membership-confounded": lambda: membership_finding(_membership(_metric(0.7, 0.6, 0.8), _metric(0.8, 0.7, 0.9))),
+    "membership-too-few": lambda: membership_finding(_membership(STRONG, CHANCE, n=4)),
+    "membership-same-texts": lambda: membership_finding(replace(_membership(STRONG, CHANCE), n_shared_texts=40)),
+    "membership-no-detector": lambda: membership_finding(replace(_membership(STRONG, CHANCE), metrics={})),
+    # loss delta, Δ and Δ²
+    "delta-strong": lambda: leakage_finding(_leakage(-0.76, (-0.9, -0.6))),
+    "delta-moderate": lambda: leakage_finding(_leakage(-0.3, (-0.45, -0.15))),
+    "delta-weak": lambda: leakage_finding(_leakage(-0.14, (-0.28, -0.003))),
+    "delta-none": lambda: leakage_finding(_leakage(0.005, (-0.03, 0.04))),
+    "delta-none-harder": lambda: leakage_finding(_leakage(0.2, (0.1, 0.3))),
+    "delta-inconclusive": lambda: leakage_finding(_leakage(-0.09, ISSUE_INTERVAL, n=8)),
+    "delta-too-few": lambda: leakage_finding(_leakage(-0.76, (-0.9, -0.6), n=3)),
+    "delta2-strong": lambda: leakage_finding(_leakage_tuned(-0.79, (-0.9, -0.6))),
+    "delta2-none": lambda: leakage_finding(_leakage_tuned(0.0, (-0.03, 0.03))),
+    "delta2-inconclusive": lambda: leakage_finding(_leakage_tuned(-0.09, ISSUE_INTERVAL, n=8)),
+    # multiple choice
+    "mcq-strong": lambda: _mcq_finding(_mcq(40)),
+    "mcq-none": lambda: _mcq_finding(_mcq(40, before=0, after=0)),
+    "mcq-none-shuffled-better": lambda: _mcq_finding(_mcq(40, before=0, after=1)),
+    "mcq-too-few": lambda: _mcq_finding(_mcq(3)),
+    # dataset inference
+    "inference-strong": lambda: inference_finding(_inference(100, p=0.001), CHANCE),
+    "inference-moderate": lambda: inference_finding(_inference(100, p=0.03), CHANCE),
+    "inference-weak": lambda: inference_finding(_inference(100, p=0.07), CHANCE),
+    "inference-none": lambda: inference_finding(_inference(400, p=0.6, effect=0.0), CHANCE),
+    "inference-inconclusive": lambda: inference_finding(_inference(40, p=0.4, effect=0.2), None),
+    "inference-confounded": lambda: inference_finding(_inference(100), _metric(0.8, 0.7, 0.9)),
+    "inference-too-few": lambda: inference_finding(_inference(8), CHANCE),
+    # overlap
+    "overlap-strong": lambda: overlap_finding(_overlap(7, 20)),
+    "overlap-moderate": lambda: overlap_finding(_overlap(1, 40)),
+    "overlap-weak": lambda: overlap_finding(_overlap(1, 200)),
+    "overlap-none": lambda: overlap_finding(_overlap(0, 20)),
+    "overlap-too-few": lambda: overlap_finding(_overlap(0, 2)),
+    # one passage against fresh text
+    "passage-moderate": lambda: _passage(1.0, 100, [100] * 36),
+    "passage-weak-min-k-decides": lambda: _passage(1.0, 100, [100] * 200, min_k=-14.5),
+    "passage-none": lambda: _passage(-100.5, 100, [100] * 200),
+    "passage-none-below-all": lambda: _passage(-500.0, 100, [100] * 200, min_k=-500.0),
+    "passage-too-short": lambda: _passage(-9.0, 2, [78 + i for i in range(15)]),
+    "passage-no-similar-length": lambda: _passage(-9.0, 30, [78 + i for i in range(40)]),
+}
+
+
+def _mcq_finding(report) -> Finding:
+    from core.mcq.finding import mcq_finding
+
+    return mcq_finding(report)
+
+
+def _jargon_in(text: str) -> list[tuple[str, re.Match[str]]]:
+    return [(name, m) for name, pattern in JARGON.items() for m in re.finditer(pattern, text, re.IGNORECASE)]
+
+
+@pytest.mark.parametrize("name", FINDINGS)
+def test_no_headline_holds_jargon(name):
+    finding = FINDINGS[name]()
+    found = [(term, m.group()) for term, m in _jargon_in(finding.headline)]
+    assert not found, f"{name} ({finding.level}): {finding.headline!r} uses {found}"
+
+
+@pytest.mark.parametrize("name", FINDINGS)
+def test_every_jargon_term_in_the_numbers_is_glossed(name):
+    finding = FINDINGS[name]()
+    assert finding.numbers, f"{name}: no numbers line"
+    spans = [(m.start(), m.end()) for m, _ in terms_in(finding.numbers)]
+    html = gloss_html(finding.numbers)
+    for term, match in _jargon_in(finding.numbers):
+        assert term != "internal key", f"{name}: internal key {match.group()!r} in {finding.numbers!r}"
+        assert any(s <= match.start() < e for s, e in spans), (
+            f"{name}: {term} ({match.group()!r}) is not glossed in {finding.numbers!r}"
+        )
+    assert html.count('<abbr class="leaklens-term"') == len(spans)
+
+
+def test_the_levels_are_all_covered():
+    levels = {FINDINGS[name]().level for name in FINDINGS}
+    assert levels == {"strong", "moderate", "weak", "none", "inconclusive", "confounded"}
+    assert FINDINGS["passage-too-short"]().headline.startswith("Too short to judge: ")
+
+
+def test_the_glossary_explains_the_required_terms_in_one_sentence():
+    for term in REQUIRED_TERMS:
+        assert term in GLOSSARY, term
+    for term, text in GLOSSARY.items():
+        assert text.endswith("."), term
+        assert len(text) < 260, term
+    for term in {t for _, t in __import__("core.viz.glossary", fromlist=["FORMS"]).FORMS}:
+        assert term in GLOSSARY, term
+
+
+@pytest.mark.parametrize(
+    ("text", "wrapped"),
+    [
+        ("AUROC 0.93 (95% interval 0.85–0.99)", ["AUROC", "95% interval"]),
+        ("Δ² −0.79 nats per token, Δ −0.76", ["Δ²", "nats", "Δ"]),
+        ("p = 0.003, p < 0.0001, p-values", ["p", "p", "p-values"]),
+        ("Min-20%++ and Min-20% and Min-K%", ["Min-20%++", "Min-20%", "Min-K%"]),
+        ("TPR at 1% FPR; 95% CI; the CI", ["TPR at 1% FPR", "95% CI", "CI"]),
+        ("Cohen's d +0.20 · blind baseline · Confounded", ["Cohen's d", "blind baseline", "Confounded"]),
+        (
+            "members, non-members, perplexity, zlib, slope, calibration",
+            ["members", "non-members", "perplexity", "zlib", "slope", "calibration"],
+        ),
+        ("CIA, Pinterval, slope_6gram_mean, memberships, up = 1", []),  # whole words only
+    ],
+)
+def test_gloss_html_wraps_whole_terms_longest_first(text, wrapped):
+    html = gloss_html(text)
+    assert re.findall(r'<abbr class="leaklens-term" title="[^"]+">([^<]*)</abbr>', html) == [
+        w.replace("'", "&#x27;") for w in wrapped
+    ]
+    assert "<abbr" not in re.sub(r'<abbr class="leaklens-term" title="[^"]+">[^<]*</abbr>', "", html)
+
+
+def test_gloss_html_escapes_and_never_wraps_twice():
+    html = gloss_html('AUROC <b>x</b> & "q" title="AUROC"')
+    assert "<b>" not in html
+    assert "&lt;b&gt;x&lt;/b&gt; &amp; &quot;q&quot;" in html
+    assert html.count("<abbr") == 2  # both AUROCs, each once; the title's own text is not re-wrapped
+    # Glossing glossed markup escapes it as text: no tag of the input survives and no term is wrapped twice.
+    again = gloss_html(html)
+    assert set(re.findall(r"<(/?\w+)", again)) == {"abbr", "/abbr"}
+    assert all("<" not in inner for inner in re.findall(r"<abbr[^>]*>(.*?)</abbr>", again))
+
+
+def test_the_banner_shows_the_headline_plain_and_the_numbers_glossed():
+    finding = FINDINGS["membership-strong"]()
+    html = banner_html(finding)
+    assert 'class="leaklens-finding"' in html
+    headline = re.search(r'class="leaklens-headline"[^>]*>([^<]*)</div>', html)
+    assert headline is not None
+    assert headline.group(1) == finding.headline.replace("'", "&#x27;")
+    numbers = re.search(r'class="leaklens-numbers"[^>]*>(.*?)</div>', html)
+    assert numbers is not None
+    assert numbers.group(1) == gloss_html(finding.numbers)
+    assert html.index("leaklens-headline") < html.index("leaklens-numbers")
+    assert 'title="' + GLOSSARY["AUROC"][:20] in html
+    assert "leaklens-numbers" not in banner_html(Finding("none", "No sign."))
