@@ -1,29 +1,23 @@
 """The extra passes some detectors compare against, computed once for a whole method set.
 
-``compute_auxiliary`` looks at what the methods need (``Method.needs``) and runs only those passes,
-each batched over all passages: the passage under a reference model, the passage after a non-member
-prefix (ReCaLL), and reworded neighbours under the target model. Cost in forward passes per passage:
-reference 1 (on the reference model), prefixed 1, neighbours 1 + n_neighbours.
+A method names the passes it reads (``Method.needs``); the method that ``provides`` a pass computes it
+(``Method.compute_pass``), batched over all passages, once however many methods read it. Cost in forward
+passes per passage is each provider's ``pass_cost()``: reference 1 (on the reference model), prefixed 1,
+neighbours 1 + n_neighbours. A detector with a pass of its own defines it in its own module (``provides``,
+``pass_cost``, ``compute_pass``): nothing here changes.
 
-``AuxiliaryRecords`` holds one pass of each kind, so a method set may ask for one reference model, one
-prefix and one neighbour configuration; mixing several of a kind is a clear error.
+One method set may hold one configuration of each pass (one reference model, one prefix, one neighbour
+setting); mixing several is a clear error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
 
-from core.engine.models import LoadedModel, load_model
+from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback, offset_progress
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, score_texts, scored_text
-from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
-from core.methods.neighbourhood import Neighbourhood
-from core.methods.neighbours import generate_neighbours
-from core.methods.recall import Recall
-from core.methods.reference import ReferenceModel
-
-_M = TypeVar("_M", bound=Method)
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext
 
 
 def needed_passes(methods: Sequence[Method]) -> frozenset[str]:
@@ -31,27 +25,31 @@ def needed_passes(methods: Sequence[Method]) -> frozenset[str]:
     return frozenset().union(*(m.needs for m in methods)) if methods else frozenset()
 
 
-def _single(methods: Sequence[Method], cls: type[_M], what: str) -> _M | None:
-    found = {m for m in methods if isinstance(m, cls)}
-    configs = {(type(m), tuple(m.params().items())) for m in found}
-    if len(configs) > 1:
-        keys = ", ".join(sorted(m.key for m in found))
-        raise MethodConfigError(f"One run can use one {what} ({keys} differ); run them separately.")
-    return next(iter(found), None)
+def pass_providers(methods: Sequence[Method]) -> dict[str, Method]:
+    """The method that computes each needed pass, in the order the methods were given.
+
+    Several methods providing one pass must agree on its configuration (one reference model per run); a pass
+    nobody provides is an error naming it.
+    """
+    needs = needed_passes(methods)
+    unknown = sorted(name for name in needs if not any(m.provides == name for m in methods))
+    if unknown:
+        raise MethodConfigError(f"Unknown auxiliary pass(es): {', '.join(unknown)}.")
+    providers: dict[str, Method] = {}
+    for method in methods:
+        name = method.provides
+        if name is None or name not in needs:
+            continue
+        first = providers.setdefault(name, method)
+        if (type(first), tuple(first.params().items())) != (type(method), tuple(method.params().items())):
+            keys = ", ".join(sorted({m.key for m in methods if m.provides == name}))
+            raise MethodConfigError(f"One run can use one {first.pass_title} ({keys} differ); run them separately.")
+    return providers
 
 
 def auxiliary_cost(methods: Sequence[Method]) -> int:
     """Extra forward passes per passage the methods need (for progress totals and estimates)."""
-    cost = 0
-    needs = needed_passes(methods)
-    if "reference" in needs:
-        cost += 1
-    if "prefixed" in needs:
-        cost += 1
-    neighbourhood = _single(methods, Neighbourhood, "neighbour configuration")
-    if neighbourhood is not None:
-        cost += 1 + neighbourhood.n_neighbours
-    return cost
+    return sum(provider.pass_cost() for provider in pass_providers(methods).values())
 
 
 def compute_auxiliary(
@@ -71,78 +69,14 @@ def compute_auxiliary(
     """
     if len(texts) != len(records):
         raise MethodConfigError(f"Got {len(texts)} texts but {len(records)} token records.")
-    needs = needed_passes(methods)
-    unknown = needs - {"reference", "prefixed", "neighbours"}
-    if unknown:
-        raise MethodConfigError(f"Unknown auxiliary pass(es): {', '.join(sorted(unknown))}.")
+    providers = pass_providers(methods)
     n = len(records)
-    if not needs or n == 0:
+    if not providers or n == 0:
         return [AuxiliaryRecords() for _ in range(n)]
-
-    reference_method = _single(methods, ReferenceModel, "reference model")
-    recall_method = _single(methods, Recall, "ReCaLL prefix")
-    neighbourhood = _single(methods, Neighbourhood, "neighbour configuration")
-    total = n * auxiliary_cost(methods)
-    tracker = _Tracker(progress, total)
-    # The reference model and the neighbours read exactly the text the target scored, so truncation never
-    # compares unequal spans; the prefixed pass tokenizes whole passages and ReCaLL aligns by token.
-    spans = [scored_text(r) for r in records]
-
-    reference: list[TokenRecords | None] = [None] * n
-    if reference_method is not None:
-        reference_lm = _reference_model(lm, reference_method, reference_lm)
-        reference = list(
-            score_texts(reference_lm, spans, kgram_max=0, token_budget=token_budget, progress=tracker.step(n))
-        )
-
-    prefixed: list[TokenRecords | None] = [None] * n
-    if recall_method is not None:
-        prefixed = list(
-            score_texts(
-                lm,
-                [r.text for r in records],
-                kgram_max=0,
-                token_budget=token_budget,
-                prefix=recall_method.prefix,
-                max_tokens=max(r.n_tokens for r in records),
-                progress=tracker.step(n),
-            )
-        )
-
-    neighbours: list[tuple[TokenRecords, ...] | None] = [None] * n
-    if neighbourhood is not None:
-        k = neighbourhood.n_neighbours
-        texts_by_passage = generate_neighbours(
-            lm,
-            records,
-            n_neighbours=k,
-            fraction=neighbourhood.fraction,
-            seed=neighbourhood.seed,
-            token_budget=token_budget,
-            progress=tracker.step(n),
-        )
-        flat = [t for group in texts_by_passage for t in group]
-        scored = score_texts(lm, flat, kgram_max=0, token_budget=token_budget, progress=tracker.step(n * k))
-        neighbours = [tuple(scored[i * k : (i + 1) * k]) for i in range(n)]
-
-    return [AuxiliaryRecords(reference=reference[i], neighbours=neighbours[i], prefixed=prefixed[i]) for i in range(n)]
-
-
-def _reference_model(lm: LoadedModel, method: ReferenceModel, given: LoadedModel | None) -> LoadedModel:
-    if given is None:
-        if method.reference.strip() == lm.spec:
-            raise MethodConfigError(
-                f"The reference model must differ from the target model (both are '{lm.spec}'); choose "
-                "another, e.g. reference:reference=SPEC."
-            )
-        return load_model(method.reference.strip())
-    if given is lm or given.spec == lm.spec:
-        raise MethodConfigError(f"The reference model must differ from the target model (both are '{lm.spec}').")
-    if given.spec != method.reference.strip():
-        raise MethodConfigError(
-            f"The reference model given is '{given.spec}' but the method asks for '{method.reference}'."
-        )
-    return given
+    tracker = _Tracker(progress, n * sum(p.pass_cost() for p in providers.values()))
+    context = PassContext(lm, records, token_budget, reference_lm)
+    passes = {name: provider.compute_pass(context, tracker.step) for name, provider in providers.items()}
+    return [AuxiliaryRecords(**{name: values[i] for name, values in passes.items()}) for i in range(n)]
 
 
 class _Tracker:

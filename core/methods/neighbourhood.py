@@ -3,17 +3,19 @@
 A model that memorised a passage gives it clearly lower loss than near-identical rewordings; for unseen
 text the rewordings are about as likely as the original. Score = mean neighbour loss − passage loss
 (higher = more likely a member). Neighbours come from ``core.methods.neighbours`` (the target model's own top
-alternatives for a seeded random fraction of the words), computed once by ``core.methods.auxiliary``.
+alternatives for a seeded random fraction of the words), computed once per method set (``compute_pass``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from core.engine.scoring import TokenRecords
-from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
+from core.engine.scoring import TokenRecords, score_texts
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext, PassStep
+from core.methods.neighbours import generate_neighbours
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class Neighbourhood(Method):
         "than its near neighbours."
     )
     needs = frozenset({"neighbours"})
+    provides = "neighbours"
+    pass_title = "neighbour configuration"
 
     def __post_init__(self) -> None:
         if not isinstance(self.n_neighbours, int) or self.n_neighbours < 1:
@@ -56,3 +60,24 @@ class Neighbourhood(Method):
                 f"{self.label} expects {self.n_neighbours} neighbours per passage but got {len(neighbours)}."
             )
         return float(np.mean([n.loss for n in neighbours])) - records.loss
+
+    def pass_cost(self) -> int:
+        return 1 + self.n_neighbours  # writing the neighbours, then scoring each
+
+    def compute_pass(self, context: PassContext, step: PassStep) -> list[Any]:
+        """``n_neighbours`` reworded copies of each passage, scored under the target model."""
+        records, k = context.records, self.n_neighbours
+        texts_by_passage = generate_neighbours(
+            context.lm,
+            records,
+            n_neighbours=k,
+            fraction=self.fraction,
+            seed=self.seed,
+            token_budget=context.token_budget,
+            progress=step(len(records)),
+        )
+        flat = [t for group in texts_by_passage for t in group]
+        scored = score_texts(
+            context.lm, flat, kgram_max=0, token_budget=context.token_budget, progress=step(len(records) * k)
+        )
+        return [tuple(scored[i * k : (i + 1) * k]) for i in range(len(records))]

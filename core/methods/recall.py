@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
-from core.engine.scoring import TokenRecords
-from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
+from core.engine.scoring import TokenRecords, score_texts
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext, PassStep
 
 DEFAULT_PREFIX = (
     "The Marlow Street footbridge reopened on a grey Tuesday morning after eleven weeks of repairs. "
@@ -40,6 +41,8 @@ class Recall(Method):
         "disturbs text the model memorised more than text it did not see."
     )
     needs = frozenset({"prefixed"})
+    provides = "prefixed"
+    pass_title = "ReCaLL prefix"
 
     def __post_init__(self) -> None:
         if not isinstance(self.prefix, str) or not self.prefix.strip():
@@ -64,3 +67,22 @@ class Recall(Method):
         if plain == 0.0:
             return float("nan")  # every token certain: the ratio is undefined
         return float(prefixed.logprobs[:n].mean()) / plain
+
+    def pass_cost(self) -> int:
+        return 1
+
+    def compute_pass(self, context: PassContext, step: PassStep) -> list[Any]:
+        """Each whole passage after the prefix, tokenized alone so its tokens are the plain pass's; ``score``
+        aligns the two by token."""
+        records = context.records
+        return list(
+            score_texts(
+                context.lm,
+                [r.text for r in records],
+                kgram_max=0,
+                token_budget=context.token_budget,
+                prefix=self.prefix,
+                max_tokens=max(r.n_tokens for r in records),
+                progress=step(len(records)),
+            )
+        )

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from core.engine.scoring import TokenRecords
-from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
+from core.engine.models import LoadedModel, load_model
+from core.engine.scoring import TokenRecords, score_texts, scored_text
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext, PassStep
 
 DEFAULT_REFERENCE = "smollm2-135m"
 """A small, openly trained model that works offline: the natural reference for larger or fine-tuned
@@ -31,6 +33,8 @@ class ReferenceModel(Method):
         "comparable model does was likely in its training data."
     )
     needs = frozenset({"reference"})
+    provides = "reference"
+    pass_title = "reference model"
 
     def __post_init__(self) -> None:
         if not isinstance(self.reference, str) or not self.reference.strip():
@@ -47,3 +51,31 @@ class ReferenceModel(Method):
     def score(self, records: TokenRecords, aux: AuxiliaryRecords | None = None) -> float:
         reference: TokenRecords = self._require_aux(aux, "reference")
         return reference.loss - records.loss
+
+    def pass_cost(self) -> int:
+        return 1
+
+    def compute_pass(self, context: PassContext, step: PassStep) -> list[Any]:
+        """Each passage under the reference model, on exactly the text the target scored (so truncation never
+        compares unequal spans)."""
+        reference_lm = self._reference_model(context.lm, context.reference_lm)
+        spans = [scored_text(r) for r in context.records]
+        return list(
+            score_texts(reference_lm, spans, kgram_max=0, token_budget=context.token_budget, progress=step(len(spans)))
+        )
+
+    def _reference_model(self, lm: LoadedModel, given: LoadedModel | None) -> LoadedModel:
+        if given is None:
+            if self.reference.strip() == lm.spec:
+                raise MethodConfigError(
+                    f"The reference model must differ from the target model (both are '{lm.spec}'); choose "
+                    "another, e.g. reference:reference=SPEC."
+                )
+            return load_model(self.reference.strip())
+        if given is lm or given.spec == lm.spec:
+            raise MethodConfigError(f"The reference model must differ from the target model (both are '{lm.spec}').")
+        if given.spec != self.reference.strip():
+            raise MethodConfigError(
+                f"The reference model given is '{given.spec}' but the method asks for '{self.reference}'."
+            )
+        return given

@@ -317,3 +317,47 @@ def test_real_model_ranks_a_famous_passage_above_fresh_ones(smollm2):
             before, after = text.split(" "), neighbour.text.split(" ")
             assert len(after) == len(before)
             assert 1 <= sum(x != y for x, y in zip(before, after)) <= 0.2 * len(before)
+
+
+def test_a_detector_with_a_pass_of_its_own_needs_nothing_else_changed(tiny_lm):
+    """The worked example of docs/contributing.md: one class brings its pass; compute_auxiliary runs it once
+    for every method that reads it, batched, and counts it in the progress total."""
+    from dataclasses import dataclass
+    from typing import Any
+
+    from core.engine.scoring import scored_text
+    from core.methods.base import Method, PassContext, PassStep
+
+    calls: list[int] = []
+
+    @dataclass(frozen=True)
+    class ReversedLoss(Method):
+        family = "reversed_loss"
+        title = "Reversed loss"
+        description = "Loss of the words in reverse order minus the passage's loss."
+        needs = frozenset({"reversed"})
+        provides = "reversed"
+        pass_title = "reversed pass"
+
+        def pass_cost(self) -> int:
+            return 1
+
+        def compute_pass(self, context: PassContext, step: PassStep) -> list[Any]:
+            texts = [" ".join(reversed(scored_text(r).split())) for r in context.records]
+            calls.append(len(texts))
+            return list(score_texts(context.lm, texts, kgram_max=0, progress=step(len(texts))))
+
+        def score(self, records: TokenRecords, aux: AuxiliaryRecords | None = None) -> float:
+            return self._require_aux(aux, "reversed").loss - records.loss
+
+    texts = ["the cat sat on the mat today", "a quick brown fox jumps over dogs"]
+    records = score_texts(tiny_lm, texts, kgram_max=0)
+    seen: list[tuple[int, int]] = []
+    methods = [ReversedLoss(), ReversedLoss()]
+    assert auxiliary_cost(methods) == 1
+    aux = compute_auxiliary(tiny_lm, texts, methods, records, progress=lambda done, total: seen.append((done, total)))
+    assert calls == [2]  # one batched pass, however many methods read it
+    assert seen[-1] == (2, 2)
+    by_hand = score_texts(tiny_lm, ["today mat the on sat cat the", "dogs over jumps fox brown quick a"], kgram_max=0)
+    for a, r, expected in zip(aux, records, by_hand, strict=True):
+        assert ReversedLoss().score(r, a) == pytest.approx(expected.loss - r.loss)
