@@ -15,7 +15,7 @@ from core.data.demo import dataset_label
 from core.data.labelled import LabelledDataset, load_labelled_dataset
 from core.errors import LeakLensError
 from core.membership.benchmark import BenchmarkResult, result_from_store
-from core.membership.finding import membership_finding
+from core.membership.finding import membership_finding, wording_rivals_detectors
 from core.membership.method_choice import method_choices
 from core.methods import default_methods, parse_methods
 from core.methods.base import Method
@@ -88,10 +88,10 @@ def show_benchmark(result: BenchmarkResult, key_prefix: str) -> None:
         if result.blind_baseline is not None:
             best = max((m.auroc for m in result.metrics.values() if m is not None), default=0.0)
             message = f"Blind baseline AUROC {result.blind_baseline.auroc:.3f} (no model); best detector {best:.3f}."
-            if result.blind_baseline.auroc >= best:
+            if wording_rivals_detectors(result):
                 st.warning(
-                    message + " The wording alone separates these labels as well as any detector: read "
-                    "the detectors' AUROCs with care."
+                    message + " The wording alone, above chance, separates these labels as well as any "
+                    "detector: read the detectors' AUROCs with care."
                 )
             else:
                 st.info(message)

@@ -82,6 +82,15 @@ def _widened_ci(labels: tuple[int, ...], scores: tuple[float, ...], level: float
     return bootstrap_ci(labels, scores, n_resamples=SELECTION_RESAMPLES, level=level)
 
 
+def wording_rivals_detectors(result: BenchmarkResult) -> bool:
+    """True when the model-free blind baseline is above chance (its interval's lower end above 0.5) and
+    matches or beats the best detector's AUROC: wording alone may explain every score (rule 4 above). The
+    one test of it: the verdict, the page's note and the report's note all ask this function."""
+    best = best_detector(result)
+    baseline = result.blind_baseline
+    return best is not None and baseline is not None and baseline.ci[0] > CHANCE and baseline.auroc >= best[1].auroc
+
+
 def membership_finding(result: BenchmarkResult) -> Finding:
     best = best_detector(result)
     labels = result.labels
@@ -163,7 +172,7 @@ def membership_finding(result: BenchmarkResult) -> Finding:
     if baseline is None:
         caveats.append("No blind baseline could be computed, so a confounded split cannot be ruled out.")
     above_chance = baseline is not None and baseline.ci[0] > CHANCE
-    if baseline is not None and above_chance and baseline.auroc >= metric.auroc:
+    if baseline is not None and wording_rivals_detectors(result):
         return _confounded(metric, baseline, evidence, caveats, sizes)
     if lo <= CHANCE:
         if NONE_LOWER < lo and hi < NONE_UPPER:

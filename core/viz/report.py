@@ -30,7 +30,7 @@ from core.leakage.finding import leakage_finding
 from core.mcq.finding import mcq_finding, score_drop
 from core.mcq.study import MCQReport
 from core.membership.benchmark import BenchmarkResult
-from core.membership.finding import membership_finding
+from core.membership.finding import membership_finding, wording_rivals_detectors
 from core.membership.inspection import InspectedPassage
 from core.membership.passage_finding import PassagePlacement, placement_finding
 from core.membership.summary import reportable_scores
@@ -242,16 +242,13 @@ def _membership_table(result: BenchmarkResult) -> str:
 
 
 def _baseline_warning(result: BenchmarkResult) -> str:
-    if result.blind_baseline is None:
+    if not wording_rivals_detectors(result):
         return ""
-    best = max((m.auroc for m in result.metrics.values() if m is not None), default=None)
-    if best is not None and result.blind_baseline.auroc >= best:
-        return (
-            '<p class="note">The model-free blind baseline separates this data at least as well as every '
-            "detector: the labels are predictable from the wording alone, so these AUROCs say little about "
-            "what the model saw.</p>"
-        )
-    return ""
+    return (
+        '<p class="note">The model-free blind baseline, above chance, separates this data at least as well as '
+        "every detector: the labels are predictable from the wording alone, so these AUROCs say little about "
+        "what the model saw.</p>"
+    )
 
 
 def membership_sections(results: Sequence[BenchmarkResult]) -> list[ReportSection]:

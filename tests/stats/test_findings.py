@@ -709,3 +709,17 @@ def test_detectors_that_know_nothing_rarely_read_as_evidence_once_the_pick_is_al
     claimed = sum(membership_finding(r).level in {"weak", "moderate", "strong"} for r in runs)
     assert plain >= 15
     assert claimed <= 6
+
+
+def test_the_page_and_report_note_on_wording_asks_the_verdicts_own_rule():
+    from core.membership.finding import wording_rivals_detectors
+    from core.viz.report import _baseline_warning  # the report's note, on hand-built results without scores
+
+    chance_level = _membership(_metric(0.52, 0.40, 0.64), _metric(0.55, 0.43, 0.67))  # both include chance
+    above_chance = _membership(_metric(0.70, 0.58, 0.82), _metric(0.80, 0.70, 0.90))
+    assert not wording_rivals_detectors(chance_level)
+    assert membership_finding(chance_level).level != "confounded"
+    assert _baseline_warning(chance_level) == ""
+    assert wording_rivals_detectors(above_chance)
+    assert membership_finding(above_chance).level == "confounded"
+    assert "wording alone" in _baseline_warning(above_chance)
