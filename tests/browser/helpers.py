@@ -168,3 +168,14 @@ def choose_option(page: Page, label: str, option: str) -> None:
     page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
     page.get_by_role("option", name=option).click()
     wait_for_streamlit(page)
+
+
+def present_view(page: Page, screenshot: str) -> None:
+    """Switch Present on and check what an audience sees: the URL says so, the verdict is still in view and no
+    input widget is visible; then save the screenshot."""
+    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
+    wait_for_streamlit(page)
+    assert "present=1" in page.url
+    assert_verdict_in_viewport(page)
+    assert visible_inputs(page) == []
+    page.screenshot(path=screenshot)

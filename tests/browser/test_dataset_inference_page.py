@@ -7,12 +7,11 @@ import pytest
 
 from core.data.labelled import SHARED_DATA_DIR
 from tests.browser.helpers import (
-    PRESENT_SWITCH,
     assert_verdict_in_viewport,
     exception_texts,
     full_page_screenshot,
     open_page,
-    visible_inputs,
+    present_view,
     wait_for_streamlit,
 )
 
@@ -71,9 +70,4 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
     assert "the famous passages (demo)" in page.locator(".leaklens-finding").first.inner_text()
     page.screenshot(path=str(screenshot_dir / "dataset_inference_tour_1440x900.png"))
 
-    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
-    wait_for_streamlit(page)
-    assert "present=1" in page.url
-    assert_verdict_in_viewport(page)
-    assert visible_inputs(page) == []
-    page.screenshot(path=str(screenshot_dir / "dataset_inference_present_1440x900.png"))
+    present_view(page, str(screenshot_dir / "dataset_inference_present_1440x900.png"))

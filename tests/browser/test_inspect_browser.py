@@ -13,12 +13,11 @@ from core.data.examples import FRESH, GETTYSBURG
 from core.engine.models import bundled_tokenizer
 from core.methods import default_methods
 from tests.browser.helpers import (
-    PRESENT_SWITCH,
     assert_verdict_in_viewport,
     exception_texts,
     full_page_screenshot,
     open_page,
-    visible_inputs,
+    present_view,
     wait_for_streamlit,
 )
 
@@ -272,9 +271,4 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
         page.mouse.move(5, 5)  # no button tooltip over the picture
         page.screenshot(path=str(screenshot_dir / f"inspect_tour_{tag}.png"))
 
-        page.locator(PRESENT_SWITCH).get_by_text("Present").click()
-        wait_for_streamlit(page)
-        assert "present=1" in page.url
-        assert_verdict_in_viewport(page)
-        assert visible_inputs(page) == []
-        page.screenshot(path=str(screenshot_dir / f"inspect_present_{tag}.png"))
+        present_view(page, str(screenshot_dir / f"inspect_present_{tag}.png"))

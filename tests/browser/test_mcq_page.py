@@ -9,13 +9,12 @@ import re
 import pytest
 
 from tests.browser.helpers import (
-    PRESENT_SWITCH,
     assert_verdict_in_viewport,
     choose_option,
     exception_texts,
     full_page_screenshot,
     open_page,
-    visible_inputs,
+    present_view,
     wait_for_streamlit,
     wait_until_partly_done,
 )
@@ -69,12 +68,7 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
     assert heading.startswith("General-knowledge questions (demo) · tiny-random")
     page.screenshot(path=str(screenshot_dir / "mcq_tour_1440x900.png"))
 
-    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
-    wait_for_streamlit(page)
-    assert "present=1" in page.url
-    assert_verdict_in_viewport(page)
-    assert visible_inputs(page) == []
-    page.screenshot(path=str(screenshot_dir / "mcq_present_1440x900.png"))
+    present_view(page, str(screenshot_dir / "mcq_present_1440x900.png"))
 
 
 def test_enter_in_sample_size_commits_the_value_without_starting_a_run(app_url, browser_page):

@@ -12,12 +12,11 @@ from core.overlap.backends import get_backend
 from core.overlap.indexing import build_index
 from core.overlap.sources import TrainingSource
 from tests.browser.helpers import (
-    PRESENT_SWITCH,
     assert_verdict_in_viewport,
     exception_texts,
     full_page_screenshot,
     open_page,
-    visible_inputs,
+    present_view,
     wait_for_streamlit,
 )
 from tests.browser.server import streamlit_server
@@ -119,9 +118,4 @@ def test_tour_step_leaves_each_outcome_in_view_and_present_mode_shows_no_input(
     assert "share text with the training data" in page.locator(".leaklens-finding").first.inner_text()
     page.screenshot(path=str(screenshot_dir / "overlap_tour_1440x900.png"))
 
-    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
-    wait_for_streamlit(page)
-    assert "present=1" in page.url
-    assert_verdict_in_viewport(page)
-    assert visible_inputs(page) == []
-    page.screenshot(path=str(screenshot_dir / "overlap_present_1440x900.png"))
+    present_view(page, str(screenshot_dir / "overlap_present_1440x900.png"))
