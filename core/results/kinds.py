@@ -64,6 +64,10 @@ def _meta_pair(first: str, second: str) -> Callable[[RunInfo], str]:
     return label
 
 
+_comparison_sets = _meta_pair("test_name", "ref_name")
+_inference_sets = _meta_pair("suspect", "validation")
+
+
 @dataclass(frozen=True)
 class RunKind:
     """One kind of stored run and everything the front ends need to show it."""
@@ -129,11 +133,9 @@ KINDS: tuple[RunKind, ...] = (
         report_from_comparison,
         leakage_finding,
         sections=lambda items: [leakage_section(report) for report, _ in items],
-        csv=lambda report, finding, run: comparison_csv(
-            report, finding, _meta_pair("test_name", "ref_name")(run), run.model
-        ),
+        csv=lambda report, finding, run: comparison_csv(report, finding, _comparison_sets(run), run.model),
         figure=delta_bars,
-        data_label=_meta_pair("test_name", "ref_name"),
+        data_label=_comparison_sets,
     ),
     RunKind(
         INFERENCE_KIND,
@@ -141,9 +143,9 @@ KINDS: tuple[RunKind, ...] = (
         inference_from_run,
         lambda inference: inference.finding,
         sections=lambda items: [inference_section(inference) for inference, _ in items],
-        csv=lambda inference, finding, run: inference_csv(inference, finding, _meta_pair("suspect", "validation")(run)),
+        csv=lambda inference, finding, run: inference_csv(inference, finding, _inference_sets(run)),
         figure=held_out_scores,
-        data_label=_meta_pair("suspect", "validation"),
+        data_label=_inference_sets,
     ),
     RunKind(DELTA_KIND, "Loss delta", listed_per_model=True),
     RunKind(FRESH_KIND, "Calibration"),
