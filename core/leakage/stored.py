@@ -20,7 +20,8 @@ from core.engine.progress import ProgressCallback
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET
 from core.leakage.losses import ProblemLoss, solution_losses
 from core.store.results import ResultStore, SampleRow
-from core.store.runloop import RunRequest, run_resumable, weights_changed_note
+from core.store.runloop import RunRequest
+from core.store.stored_run import run_meta, run_stored
 
 KIND = "delta"
 DEFAULT_BATCH_SIZE = 16
@@ -61,43 +62,43 @@ def stored_set_losses(
     """
     revision = (setup or {}).get("revision")
     key = problem_run_key(spec, problems, revision, start_token)
-    meta = {
-        "dataset": problems.name,
-        "model": spec,
-        "n_total": len(problems),
-        "role": role,
-        "task": "loss-delta",
-        "model_identity": model_identity(spec, revision),
-    }
-    if provenance is not None:
-        meta["provenance"] = dict(provenance)
+    meta = run_meta(
+        dataset=problems.name,
+        model=spec,
+        n_total=len(problems),
+        task="loss-delta",
+        provenance=provenance,
+        role=role,
+        model_identity=model_identity(spec, revision),
+    )
 
-    def score_batch(positions: list[int]) -> list[SampleRow]:
+    def score(model: LoadedModel, positions: list[int]) -> list[SampleRow]:
         chunk = [problems.problems[i] for i in positions]
-        losses = solution_losses(get_model(), chunk, token_budget=token_budget)
+        losses = solution_losses(model, chunk, token_budget=token_budget)
         return [SampleRow(x.task_id, None, {LOSS_KEY: x.loss}, {"n_tokens": x.n_tokens}) for x in losses]
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
-        losses = [float(cast(float, s.scores[LOSS_KEY])) for s in samples]  # score_batch stores every loss
+        losses = [float(cast(float, s.scores[LOSS_KEY])) for s in samples]  # score stores every loss
         return {"mean_loss": sum(losses) / len(losses), "n": len(losses)}
 
-    outcome = run_resumable(
+    stored = run_stored(
         store,
         RunRequest(KIND, key, meta, setup),
         problems.ids,
-        score_batch,
-        summarise,
+        load=get_model,
+        score=score,
+        summarise=summarise,
         batch_size=batch_size,
         progress=progress,
         report_start=False,
     )
-    if outcome.superseded:
-        warnings.warn(weights_changed_note(spec, outcome.superseded), stacklevel=2)
-    by_id = {s.sample_id: s for s in outcome.samples}
+    for note in stored.notes:
+        warnings.warn(note, stacklevel=2)
+    by_id = stored.by_id()
     return tuple(
         ProblemLoss(
             p.task_id,
-            float(cast(float, by_id[p.task_id].scores[LOSS_KEY])),  # score_batch stores every loss
+            float(cast(float, by_id[p.task_id].scores[LOSS_KEY])),  # score stores every loss
             int(by_id[p.task_id].summary["n_tokens"]),
         )
         for p in problems.problems

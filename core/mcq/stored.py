@@ -27,7 +27,8 @@ from core.mcq.probes import Probe
 from core.mcq.shuffle import shuffle_questions
 from core.mcq.study import MCQReport, QuestionOutcome, assemble_report, probe_questions
 from core.store.results import ResultStore, RunInfo, SampleRow
-from core.store.runloop import RunRequest, run_resumable
+from core.store.runloop import RunRequest
+from core.store.stored_run import run_meta, run_stored
 
 KIND = "mcq"
 DEFAULT_BATCH_SIZE = 16
@@ -99,18 +100,15 @@ def run_stored_benchmark(
         revision=(setup or {}).get("revision"),
         start_token=start_token,
     )
-    meta: dict[str, Any] = {"dataset": benchmark, "model": model, "n_total": len(questions), "task": "mcq-memorization"}
-    if provenance is not None:
-        meta["provenance"] = dict(provenance)
-    loaded: list[LoadedModel] = []
+    meta = run_meta(
+        dataset=benchmark, model=model, n_total=len(questions), task="mcq-memorization", provenance=provenance
+    )
     order = longest_options_first(questions)
 
-    def score_batch(positions: list[int]) -> list[SampleRow]:
-        if not loaded:
-            loaded.append(load())
+    def score(lm: LoadedModel, positions: list[int]) -> list[SampleRow]:
         chosen = sorted(order[p] for p in positions)  # stored in the benchmark's order within a batch
         batch = [questions[i] for i in chosen]
-        outcomes = probe_questions(loaded[0], batch, [shuffled[i] for i in chosen], config, permutation=permutation)
+        outcomes = probe_questions(lm, batch, [shuffled[i] for i in chosen], config, permutation=permutation)
         return [_outcome_row(o) for o in outcomes]
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
@@ -120,8 +118,15 @@ def run_stored_benchmark(
         return payload
 
     ids = [str(questions[i].index) for i in order]
-    outcome = run_resumable(
-        store, RunRequest(KIND, key, meta, setup), ids, score_batch, summarise, batch_size=batch_size, progress=progress
+    outcome = run_stored(
+        store,
+        RunRequest(KIND, key, meta, setup),
+        ids,
+        load=load,
+        score=score,
+        summarise=summarise,
+        batch_size=batch_size,
+        progress=progress,
     )
     report = _report_from_samples(questions, shuffled, outcome.samples, config, shuffle_seed)
     return report, outcome.run, outcome.n_computed

@@ -29,7 +29,8 @@ from core.methods.reference import ReferenceModel
 from core.stats.metrics import MetricResult, blind_baseline, ensemble, evaluate, roc_points
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, run_id_for, score_or_nan
-from core.store.runloop import DEFAULT_BATCH_SIZE, RunRequest, run_resumable, weights_changed_note
+from core.store.runloop import DEFAULT_BATCH_SIZE, RunRequest
+from core.store.stored_run import run_meta, run_stored
 
 KIND = "mia"
 """Store kind of membership benchmark runs."""
@@ -218,33 +219,30 @@ def run_membership_benchmark(
     key = run_key(dataset, model_spec, chosen, max_tokens, identities["model"], planned)
     if "reference" in identities:
         key["reference_identity"] = identity_digest(identities["reference"])
-    meta: dict[str, Any] = {
-        "dataset": dataset_display_name(dataset.source),
-        "source": dataset.source,
-        "model": model_spec,
-        "n_total": dataset.n,
-        "n_members": dataset.n_members,
-        "text_col": dataset.text_col,
-        "label_col": dataset.label_col,
-        "methods": [m.key for m in chosen],
-        "method_labels": {m.key: m.label for m in chosen},
-        "skipped": dataset.skipped_summary(),
-        "model_identity": identities["model"],
-        "provenance": build_provenance(
+    meta = run_meta(
+        dataset=dataset_display_name(dataset.source),
+        model=model_spec,
+        n_total=dataset.n,
+        provenance=build_provenance(
             command="mia", options=dict(options or {}), models=identities, setup=setup.to_dict()
         ),
-    }
+        source=dataset.source,
+        n_members=dataset.n_members,
+        text_col=dataset.text_col,
+        label_col=dataset.label_col,
+        methods=[m.key for m in chosen],
+        method_labels={m.key: m.label for m in chosen},
+        skipped=dataset.skipped_summary(),
+        model_identity=identities["model"],
+    )
     loader = load_model or (lambda spec: _default_loader(spec, setup, start_token, model_spec))
-    models: dict[str, Any] = {}
     truncated = [0, 0]  # cut at all, cut at max_tokens
 
-    def score_batch(positions: list[int]) -> list[SampleRow]:
-        if not models:
-            models["lm"] = loader(model_spec)
-            models["reference"] = _reference_lm(chosen, loader)
-        rows, n_truncated, n_cut = _score_batch(
-            models["lm"], models["reference"], dataset, positions, chosen, max_tokens
-        )
+    def load() -> tuple[Any, Any]:
+        return loader(model_spec), _reference_lm(chosen, loader)
+
+    def score(models: tuple[Any, Any], positions: list[int]) -> list[SampleRow]:
+        rows, n_truncated, n_cut = _score_batch(models[0], models[1], dataset, positions, chosen, max_tokens)
         truncated[0] += n_truncated
         truncated[1] += n_cut
         return rows
@@ -252,14 +250,18 @@ def run_membership_benchmark(
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
         return _summary(_evaluate(dataset, run_id_for(KIND, key), model_spec, chosen, samples))
 
-    request = RunRequest(KIND, key, meta, setup.to_dict())
-    outcome = run_resumable(
-        store, request, dataset.ids, score_batch, summarise, batch_size=batch_size, progress=progress
+    outcome = run_stored(
+        store,
+        RunRequest(KIND, key, meta, setup.to_dict()),
+        dataset.ids,
+        load=load,
+        score=score,
+        summarise=summarise,
+        batch_size=batch_size,
+        progress=progress,
     )
     result = result_from_store(store, outcome.run, order=dataset.ids)
-    notes = list(result.notes)
-    if outcome.superseded:
-        notes.insert(0, weights_changed_note(model_spec, outcome.superseded))
+    notes = [*outcome.notes, *result.notes]
     # The run is keyed by content: scores stored for the same texts under another file name (or with other
     # options that change no score) are read back, but the result describes this call's data and options;
     # the stored run keeps the provenance of the call that computed it.

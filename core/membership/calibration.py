@@ -32,7 +32,8 @@ from core.membership.summary import Calibration
 from core.methods import Method, default_methods, score_all
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
-from core.store.runloop import RunRequest, run_resumable, weights_changed_note
+from core.store.runloop import RunRequest
+from core.store.stored_run import run_meta, run_stored
 
 FRESH_PASSAGES_PATH = ASSETS_DIR / "calibration" / "fresh_passages.jsonl"
 FRESH_KIND = "calibration"
@@ -195,24 +196,21 @@ def stored_fresh_calibration(
         raise DataError("The fresh calibration set is empty.")
     key = fresh_run_key(spec, rows, chosen, setup, start_token)
     identity = {**model_identity(spec, setup.revision), "start_token": key["start_token"]}
-    meta = {
-        "dataset": FRESH_SET_NAME,
-        "model": spec,
-        "n_total": len(rows),
-        "task": "fresh calibration",
-        "methods": [m.key for m in chosen],
-        "method_labels": {m.key: m.label for m in chosen},
-        "model_identity": identity,
-        "provenance": build_provenance(
+    meta = run_meta(
+        dataset=FRESH_SET_NAME,
+        model=spec,
+        n_total=len(rows),
+        task="fresh calibration",
+        provenance=build_provenance(
             command="calibration", options=dict(options or {}), models={"model": identity}, setup=setup.to_dict()
         ),
-    }
-    loaded: list[LoadedModel] = []
+        methods=[m.key for m in chosen],
+        method_labels={m.key: m.label for m in chosen},
+        model_identity=identity,
+    )
 
-    def score_batch(positions: list[int]) -> list[SampleRow]:
-        if not loaded:
-            loaded.append(get_model())
-        records = score_texts(loaded[0], [rows[i].text for i in positions], kgram_max=0)
+    def score(model: LoadedModel, positions: list[int]) -> list[SampleRow]:
+        records = score_texts(model, [rows[i].text for i in positions], kgram_max=0)
         return [
             # dict(): a dict[str, float | None], the type SampleRow holds (dict is invariant in its values)
             SampleRow(rows[i].id, None, dict(score_all(chosen, rec)), {"n_tokens": rec.n_tokens, "loss": rec.loss})
@@ -223,16 +221,17 @@ def stored_fresh_calibration(
         tokens = sorted(int(s.summary["n_tokens"]) for s in samples)
         return {"n": len(samples), "min_tokens": tokens[0], "max_tokens": tokens[-1]}
 
-    outcome = run_resumable(
+    outcome = run_stored(
         store or ResultStore(),
         RunRequest(FRESH_KIND, key, meta, setup.to_dict()),
         [p.id for p in rows],
-        score_batch,
-        summarise,
+        load=get_model,
+        score=score,
+        summarise=summarise,
         batch_size=batch_size,
         progress=progress,
     )
-    notes = (weights_changed_note(spec, outcome.superseded),) if outcome.superseded else ()
+    notes = outcome.notes
     by_id = {s.sample_id: s for s in outcome.samples}
     ordered = [by_id[p.id] for p in rows]
     return FreshCalibration(
