@@ -12,8 +12,12 @@ REQ_HASH := $(shell cat requirements.txt | sha256sum | cut -c1-16)
 DEV_HASH := $(shell cat requirements.txt requirements-dev.txt | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
 DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
+# The vLLM server of the served-model tests lives in its own venv: it pins its own transformers.
+VLLM_VENV := .venv-vllm
+VLLM_HASH := $(shell cat requirements-vllm.txt | sha256sum | cut -c1-16)
+VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_HASH)
 
-.PHONY: run test test-fast lint setup setup-dev bench clean-venv
+.PHONY: run test test-fast lint setup setup-dev setup-vllm bench clean-venv
 
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.address localhost --server.port $(PORT)
@@ -45,7 +49,17 @@ lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: lint
+setup-vllm: $(VLLM_STAMP)
+
+# Every version is pinned in the file, so nothing is resolved: --no-deps keeps out torchvision and friends.
+$(VLLM_STAMP): requirements-vllm.txt
+	@test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --no-deps -r requirements-vllm.txt
+	$(VLLM_VENV)/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true
+	rm -f $(VLLM_VENV)/.installed-*
+	touch $@
+
+test: lint setup-vllm
 	bash scripts/run_tests.sh
 
 # The slow mark covers the bundled 135M model, Elasticsearch and fine-tuning; browser tests drive Chromium.
@@ -56,4 +70,4 @@ bench: setup
 	$(PY) -m bench.scoring
 
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(VLLM_VENV)

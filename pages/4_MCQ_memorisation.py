@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
+from core.config import SHARED_DATA_DIR
 from core.data.questions import MCQColumns, PromptLayout, load_mcq, parse_option_columns
 from core.data.tables import display_name
 from core.errors import LeakLensError
@@ -21,7 +20,7 @@ from ui.mcq import MCQRun, show_run
 from ui.run_control import cancelled_notice, watched_run
 
 REPORT_KEY = "mcq_report"
-SAMPLES = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
+SAMPLES = SHARED_DATA_DIR
 EXAMPLES = file_examples(
     {
         "MMLU sample (English)": SAMPLES / "mmlu_sample.jsonl",

@@ -18,6 +18,7 @@ from bench import delta, dtype, mcq
         (dtype, "dtype", {"speedup_bf16_forward", "aurocs_agree_within_intervals", "recommend_bf16_default"}),
     ],
 )
+@pytest.mark.slow
 def test_quick_benchmark_writes_its_summary(module, prefix, keys, tmp_path):
     assert module.main(["--quick", "--out", str(tmp_path)]) == 0
     (path,) = tmp_path.glob(f"{prefix}-*.json")

@@ -347,6 +347,7 @@ def _write_files(folder: Path) -> None:
     (folder / "six.jsonl").write_text("".join(json.dumps(r) + "\n" for r in six))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", COMMANDS, ids=lambda c: c.name)
 def test_commands(case: Command, tmp_path):
     _write_files(tmp_path)

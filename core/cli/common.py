@@ -21,6 +21,7 @@ from typing import Any
 
 from core.engine import distributed
 from core.engine.models import DEFAULT_MODEL, DEVICE_MAPS
+from core.engine.served import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from core.engine.setup import DTYPE_CHOICES, ScoringSetup, resolve_setup
 from core.errors import LeakLensError, OutputError
 from core.files.outputs import OutputPlan, check_writable, resolved, write_atomic
@@ -59,7 +60,60 @@ def model_options(*, repeatable: bool = False) -> argparse.ArgumentParser:
         help="token to score passages after (default: the documented rule; "
         "docs/methods.md); applies to the tested model, never to reference or base models",
     )
+    served_model_options(parent)
     return parent
+
+
+def served_model_options(parent: argparse.ArgumentParser) -> None:
+    """``--endpoint --served-model --api-key-env --concurrency --timeout --tokenizer`` (docs/served.md)."""
+    group = parent.add_argument_group("served model (instead of --model)")
+    group.add_argument(
+        "--endpoint", help="OpenAI-compatible base URL of a served model, e.g. http://host:8000/v1 (vLLM)"
+    )
+    group.add_argument("--served-model", help="model name on the server (default: the only one it lists)")
+    group.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="environment variable holding the API key (never given on the command line)",
+    )
+    group.add_argument(
+        "--concurrency",
+        type=int,
+        default=DEFAULT_CONCURRENCY,
+        help=f"requests in flight (default {DEFAULT_CONCURRENCY})",
+    )
+    group.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})"
+    )
+    group.add_argument("--tokenizer", help="local tokenizer of the served model, for servers without /tokenize")
+
+
+def connect_served_from_args(args: argparse.Namespace) -> None:
+    """With ``--endpoint``: connect to the server and make ``args.model`` name the served model.
+
+    Commands that cannot run on a served model yet refuse it here, before any work."""
+    if not getattr(args, "endpoint", None):
+        return
+    if not getattr(args, "served", False):
+        raise LeakLensError(
+            f"`{args.command}` cannot run on a served model (--endpoint) yet: use --model with a model this "
+            "machine loads. Served models run with: mia, inspect."
+        )
+    from core.engine.served import Endpoint, connect
+
+    served = connect(
+        Endpoint(
+            url=args.endpoint,
+            model=args.served_model,
+            api_key_env=args.api_key_env,
+            concurrency=args.concurrency,
+            timeout_s=args.timeout,
+            tokenizer=args.tokenizer,
+            start_token=args.start_token,
+        )
+    )
+    args.model = served.spec
+    print(f"served model: {served.describe()}", file=sys.stderr)
 
 
 def dataset_options(
@@ -148,11 +202,11 @@ def start_token_for(args: argparse.Namespace, spec: str) -> str | None:
 
 def load_model_from_args(args: argparse.Namespace, spec: str | None = None):
     """Load ``spec`` (default ``--model``) under the command's device, dtype, revision and start token."""
-    from core.engine.models import load_model
+    from core.engine.models import load_scoring_model
 
     spec = spec or args.model
     setup = setup_from_args(args)
-    return load_model(
+    return load_scoring_model(
         spec,
         device=distributed.rank_device(setup.device),
         dtype=setup.torch_dtype,

@@ -34,17 +34,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="method specs (default: the standard set), e.g. loss min_k:k=10 slope:kgram=1,adjust=mean",
     )
     parser.add_argument("--max-tokens", type=int, help="score at most this many tokens")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, served=True)
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.engine.models import LoadedModel
     from core.membership.analysis import analyse_passages
     from core.methods import parse_methods
+    from core.methods.support import supported_methods
 
     text = _read_text(args)
     require_positive(args.max_tokens, "--max-tokens")
-    methods = parse_methods(args.methods)
     lm = load_model_from_args(args)
+    methods, left_out = supported_methods(lm, parse_methods(args.methods))
+    for note in left_out:
+        print(f"note: {note}", file=sys.stderr)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         (analysis,) = analyse_passages(lm, [text], methods, max_tokens=args.max_tokens)
@@ -53,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     labels = {m.key: m.label for m in methods}
     payload = {
         "model": lm.spec,
-        "device": lm.device.type,
+        "device": lm.device.type if isinstance(lm, LoadedModel) else "server",
+        "left_out": left_out,
         "n_tokens": analysis.records.n_tokens,
         "n_dropped": analysis.records.n_dropped,
         "n_dropped_exact": analysis.records.n_dropped_exact,

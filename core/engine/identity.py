@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import cache_dir
+from core.engine.served import is_served_spec, served_model
 from core.errors import OutputError
 from core.files.outputs import write_atomic
 
@@ -28,6 +29,8 @@ def model_identity(spec: str, revision: str | None = None) -> dict[str, Any]:
     from core.engine.models import BUNDLED_MODELS, TINY_RANDOM
 
     spec = spec.strip()
+    if is_served_spec(spec):
+        return served_model(spec).identity()
     if spec == TINY_RANDOM:
         return {"kind": "bundled", "name": spec, "weights": "random, seed 0"}
     if spec in BUNDLED_MODELS:

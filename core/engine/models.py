@@ -22,13 +22,14 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.config import cache_subdir
 from core.engine.memory import keep_freed_memory
+from core.engine.served import ServedModel, is_served_spec, served_model
 from core.engine.setup import DTYPES
 from core.engine.start_token import START_TOKEN_RULE, choose_start_token, token_id_of
 from core.errors import ModelLoadError
@@ -154,6 +155,13 @@ def default_device() -> tuple[torch.device, torch.dtype]:
     if torch.cuda.is_available():
         return torch.device("cuda"), torch.bfloat16
     return torch.device("cpu"), torch.float32
+
+
+def load_scoring_model(spec: str, **options: Any) -> LoadedModel | ServedModel:
+    """The model source ``spec`` names: a connected served model (``served:NAME@URL``), else ``load_model``."""
+    if is_served_spec(spec):
+        return served_model(spec)
+    return load_model(spec, **options)
 
 
 def load_model(
@@ -542,6 +550,8 @@ def planned_start_token(spec: str, *, override: str | None = None, revision: str
     if override:
         return override
     spec = spec.strip()
+    if is_served_spec(spec):
+        return served_model(spec).start_token
     if spec == TINY_RANDOM:
         return BUNDLED_MODELS["smollm2-135m"].start_token
     if spec in BUNDLED_MODELS:

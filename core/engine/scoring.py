@@ -19,108 +19,21 @@ from core.data.text import check_unicode
 from core.engine.batching import length_batches
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
+from core.engine.records import MAX_KGRAM, TokenRecords
+from core.engine.served import ServedModel
+from core.engine.served_scoring import SERVED_TOKEN_BUDGET, served_full_pass, served_kgram_windows
 from core.errors import InputTextError
 
 DEFAULT_TOKEN_BUDGET = 2048
 """Padded tokens per forward pass. Bounds memory: logits take budget × vocab × 4 bytes."""
-MAX_KGRAM = 6
+
+
+ScoringModel = LoadedModel | ServedModel
+"""A model source the scoring pass reads: loaded in this process, or behind a server."""
 
 
 class TruncationWarning(UserWarning):
     """A passage was longer than the model's context (or the requested limit) and was cut."""
-
-
-@dataclass(frozen=True, eq=False)
-class TokenRecords:
-    """Per-token evidence for one passage; index ``i`` is the passage's ``i``-th token (start token excluded)."""
-
-    text: str
-    token_ids: np.ndarray
-    """(n,) int64 token ids."""
-    offsets: np.ndarray
-    """(n, 2) character span of each token in ``text``."""
-    logprobs: np.ndarray
-    """(n,) log p(x_i | start token, x_<i)."""
-    mean_logprob: np.ndarray
-    """(n,) μ_i = Σ_z p(z) log p(z) over the full next-token distribution (Min-K%++)."""
-    std_logprob: np.ndarray
-    """(n,) σ_i = sqrt(Σ_z p(z) (log p(z) − μ_i)²)."""
-    entropy: np.ndarray
-    """(n,) entropy of the next-token distribution in nats (= −μ_i)."""
-    rank: np.ndarray
-    """(n,) 1-based rank of the actual token among all vocabulary entries (1 = most likely)."""
-    kgram_logprobs: np.ndarray | None
-    """(K, n) row k−1 = log p(x_i | start token + the k−1 tokens before x_i); None when not computed."""
-    n_dropped: int = 0
-    """Tokens cut from the end because the passage exceeded the context."""
-    n_dropped_exact: bool = True
-    """False when a very long passage was tokenized only as far as it could be scored: ``n_dropped`` is
-    then an estimate from its characters per token (``encode_texts``)."""
-
-    @property
-    def n_tokens(self) -> int:
-        return int(self.token_ids.shape[0])
-
-    @property
-    def tokens(self) -> list[str]:
-        """Each token as the substring of the passage it covers."""
-        return [self.text[int(s) : int(e)] for s, e in self.offsets]
-
-    @property
-    def probs(self) -> np.ndarray:
-        return np.exp(self.logprobs)
-
-    @property
-    def loss(self) -> float:
-        return float(-self.logprobs.mean())
-
-    @property
-    def perplexity(self) -> float:
-        return float(np.exp(self.loss))
-
-    @property
-    def max_kgram(self) -> int:
-        return 0 if self.kgram_logprobs is None else int(self.kgram_logprobs.shape[0])
-
-    def kgram(self, k: int) -> np.ndarray:
-        """log p(x_i | start + k−1 previous tokens) for every token; requires k ≤ ``max_kgram``."""
-        if not 1 <= k <= self.max_kgram:
-            raise ValueError(f"k-gram log-probs for k={k} were not computed (available: 1..{self.max_kgram}).")
-        assert self.kgram_logprobs is not None
-        return self.kgram_logprobs[k - 1]
-
-    def table(self) -> list[dict[str, object]]:
-        """One row per token, for display and CSV export."""
-        rows = []
-        tokens = self.tokens
-        for i in range(self.n_tokens):
-            row: dict[str, object] = {
-                "position": i,
-                "token": tokens[i],
-                "token_id": int(self.token_ids[i]),
-                "start": int(self.offsets[i, 0]),
-                "end": int(self.offsets[i, 1]),
-                "logprob": float(self.logprobs[i]),
-                "prob": float(np.exp(self.logprobs[i])),
-                "rank": int(self.rank[i]),
-                "entropy": float(self.entropy[i]),
-                "mu": float(self.mean_logprob[i]),
-                "sigma": float(self.std_logprob[i]),
-            }
-            for k in range(1, self.max_kgram + 1):
-                row[f"logprob_{k}gram"] = float(self.kgram(k)[i])
-            rows.append(row)
-        return rows
-
-
-def scored_text(records: TokenRecords) -> str:
-    """The part of the passage the model actually scored (all of it unless it was truncated).
-
-    Text-level measures (zlib size, neighbour perturbations) must see exactly what the loss covers.
-    """
-    if records.n_dropped and records.n_tokens:
-        return records.text[: int(records.offsets[-1, 1])]
-    return records.text
 
 
 @dataclass(frozen=True)
@@ -134,7 +47,7 @@ class _Encoded:
 
 
 def score_texts(
-    lm: LoadedModel,
+    lm: ScoringModel,
     texts: Sequence[str],
     *,
     kgram_max: int = MAX_KGRAM,
@@ -157,9 +70,20 @@ def score_texts(
     total = len(encoded)
     results: list[TokenRecords | None] = [None] * total
     done = 0
-    for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], token_budget):
-        full = _score_full(lm, [encoded[i] for i in batch])
-        kgrams = _score_kgram_windows(lm, [encoded[i] for i in batch], kgram_max, token_budget) if kgram_max else None
+    served = isinstance(lm, ServedModel)
+    budget = max(token_budget, SERVED_TOKEN_BUDGET) if served else token_budget
+    for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], budget):
+        chosen = [encoded[i] for i in batch]
+        if isinstance(lm, ServedModel):
+            full = served_full_pass(lm, [(e.context, e.ids) for e in chosen])
+            kgrams = (
+                [windows_to_grid(v) for v in served_kgram_windows(lm, [e.ids for e in chosen], kgram_max)]
+                if kgram_max
+                else None
+            )
+        else:
+            full = _score_full(lm, chosen)
+            kgrams = _score_kgram_windows(lm, chosen, kgram_max, token_budget) if kgram_max else None
         for j, index in enumerate(batch):
             enc = encoded[index]
             logprobs, mu, sigma, entropy, rank = full[j]
@@ -186,7 +110,7 @@ def score_texts(
 
 
 def encode_texts(
-    lm: LoadedModel, texts: Sequence[str], *, max_tokens: int | None = None, prefix: str | None = None
+    lm: ScoringModel, texts: Sequence[str], *, max_tokens: int | None = None, prefix: str | None = None
 ) -> list[_Encoded]:
     """Tokenize passages with character offsets, validate them, and truncate to the context."""
     for row, text in enumerate(texts):
@@ -202,7 +126,7 @@ def encode_texts(
         )
     context = [lm.start_token_id]
     if prefix:
-        context += list(lm.tokenizer(prefix, add_special_tokens=False)["input_ids"])
+        context += _tokenize_with_offsets(lm, prefix)[0]
     limit = lm.max_context - len(context)
     if limit < 1:
         raise InputTextError(
@@ -244,7 +168,7 @@ CUT_SLACK_TOKENS = 32
 so it cannot change the tokens that are scored (tokenizers split text into words before merging)."""
 
 
-def _tokenize_bounded(lm: LoadedModel, text: str, limit: int) -> tuple[list[int], list[tuple[int, int]], int, bool]:
+def _tokenize_bounded(lm: ScoringModel, text: str, limit: int) -> tuple[list[int], list[tuple[int, int]], int, bool]:
     """(ids, offsets, total tokens, whether the total is exact) without tokenizing what cannot be scored.
 
     A 10 MB row tokenized whole costs gigabytes and tens of seconds for a few thousand scored tokens.
@@ -267,7 +191,9 @@ def _tokenize_bounded(lm: LoadedModel, text: str, limit: int) -> tuple[list[int]
     return ids, offsets, len(ids), True
 
 
-def _tokenize_with_offsets(lm: LoadedModel, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+def _tokenize_with_offsets(lm: ScoringModel, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    if isinstance(lm, ServedModel):
+        return lm.tokenize(text)
     tok = lm.tokenizer
     if getattr(tok, "is_fast", False):
         enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
@@ -457,13 +383,19 @@ def _score_kgram_windows(
     results, row = [], 0
     for enc in batch:
         n = len(enc.ids)
-        grid = np.full((K, n), np.nan)
-        js, ms = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")  # token j, shift m as grids
-        valid = js + ms < n
-        grid[ms[valid], (js + ms)[valid]] = values[row : row + n][valid]
-        results.append(grid)
+        results.append(windows_to_grid(values[row : row + n]))
         row += n
     return results
+
+
+def windows_to_grid(values: np.ndarray) -> np.ndarray:
+    """(n, K) window values (row j, column m: token j+m from m previous tokens) → (K, n) k-gram log-probs."""
+    n, K = values.shape
+    grid = np.full((K, n), np.nan)
+    js, ms = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")  # token j, shift m as grids
+    valid = js + ms < n
+    grid[ms[valid], (js + ms)[valid]] = values[valid]
+    return grid
 
 
 def _fill_short_contexts(kgram: np.ndarray) -> np.ndarray:

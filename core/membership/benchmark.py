@@ -26,6 +26,7 @@ from core.engine.setup import ScoringSetup, resolve_setup
 from core.errors import DataError, LeakLensError
 from core.methods import Method, default_methods, score_all
 from core.methods.reference import ReferenceModel
+from core.methods.support import supported_methods
 from core.stats.metrics import MetricResult, blind_baseline, ensemble, evaluate, roc_points
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, run_id_for, score_or_nan
@@ -210,7 +211,7 @@ def run_membership_benchmark(
     started = time.perf_counter()
     store = store or ResultStore()
     setup = setup or resolve_setup()
-    chosen = resolve_methods(methods, reference_model)
+    chosen, left_out = supported_methods(model_spec, resolve_methods(methods, reference_model))
     planned = planned_start_token(model_spec, override=start_token, revision=setup.revision)
     identities = {"model": {**model_identity(model_spec, setup.revision), "start_token": planned}}
     references = [m.reference.strip() for m in chosen if isinstance(m, ReferenceModel)]
@@ -261,7 +262,7 @@ def run_membership_benchmark(
         progress=progress,
     )
     result = result_from_store(store, outcome.run, order=dataset.ids)
-    notes = [*outcome.notes, *result.notes]
+    notes = [*outcome.notes, *left_out, *result.notes]
     # The run is keyed by content: scores stored for the same texts under another file name (or with other
     # options that change no score) are read back, but the result describes this call's data and options;
     # the stored run keeps the provenance of the call that computed it.
@@ -290,9 +291,9 @@ def same_call_provenance(now: dict[str, Any], stored_meta: dict[str, Any]) -> di
 
 
 def _default_loader(spec: str, setup: ScoringSetup, start_token: str | None, target: str):
-    from core.engine.models import load_model
+    from core.engine.models import load_scoring_model
 
-    return load_model(
+    return load_scoring_model(
         spec,
         device=setup.device,
         dtype=setup.torch_dtype,

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
+from core.engine.capabilities import TARGET_LOGPROBS
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import TokenRecords
@@ -83,6 +84,8 @@ class Method(ABC):
     provides: ClassVar[str | None] = None
     """The extra pass this method computes for every method that needs it (``compute_pass``), if any."""
     pass_title: ClassVar[str] = ""
+    requires: ClassVar[frozenset[str]] = frozenset({TARGET_LOGPROBS})
+    """What the model source must compute for this method (``core.engine.capabilities``)."""
     """What one configuration of that pass is called in errors ("reference model")."""
 
     @property

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.engine.scoring import TokenRecords
+from core.engine.capabilities import DISTRIBUTION, TARGET_LOGPROBS
+from core.engine.records import TokenRecords
 from core.methods.base import AuxiliaryRecords, Method
 from core.methods.min_k import check_percent, lowest_fraction_mean
 
@@ -24,6 +25,7 @@ class MinKPlusPlus(Method):
     """Percentage of lowest standardised tokens to average."""
 
     family = "min_k_pp"
+    requires = frozenset({TARGET_LOGPROBS, DISTRIBUTION})
     title = "Min-K%++"
     description = (
         "Like Min-K%, but each token is compared with what the model expected at that point: seen text "

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from core.engine.capabilities import TARGET_LOGPROBS, TOP_ALTERNATIVES
 from core.engine.scoring import TokenRecords, score_texts
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext, PassStep
 from core.methods.neighbours import generate_neighbours
@@ -28,6 +29,7 @@ class Neighbourhood(Method):
     """Seeds which words are replaced; the same seed always gives the same neighbours."""
 
     family = "neighbourhood"
+    requires = frozenset({TARGET_LOGPROBS, TOP_ALTERNATIVES})
     title = "Neighbourhood"
     description = (
         "Mean loss of reworded copies minus the passage's loss: a memorised passage is much more likely "

@@ -27,7 +27,8 @@ import torch
 from core.engine.batching import length_batches
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, scored_text
+from core.engine.records import TokenRecords, scored_text
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET
 
 TOP_ALTERNATIVES = 10
 """How many of the model's most likely tokens are searched for a usable replacement."""

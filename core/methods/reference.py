@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.engine.models import LoadedModel, load_model
-from core.engine.scoring import TokenRecords, score_texts, scored_text
+from core.engine.records import TokenRecords, scored_text
+from core.engine.scoring import score_texts
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext, PassStep
 
 DEFAULT_REFERENCE = "smollm2-135m"

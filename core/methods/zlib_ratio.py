@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from core.engine.scoring import TokenRecords, scored_text
+from core.engine.records import TokenRecords, scored_text
 from core.methods.base import AuxiliaryRecords, Method
 
 

@@ -5,14 +5,13 @@ Screenshots ``report_<kind>_1440x900.png`` (the first screen a reader sees) go t
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from core.config import SHARED_DATA_DIR
 from tests.viz.test_report_kinds import build_leakage_report, build_overlap_outcome, build_passage_report
 
 pytestmark = pytest.mark.browser
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+DATA = SHARED_DATA_DIR
 
 
 def _open_offline(page, path) -> list[str]:

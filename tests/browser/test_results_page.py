@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.config import SHARED_DATA_DIR
 from core.data.labelled import load_labelled_dataset
 from core.data.problems import ProblemSet, builtin_problems
 from core.data.text_sets import load_text_set
@@ -32,7 +33,7 @@ from tests.browser.server import streamlit_server
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / ".." / "shared" / "data"
+DATA = SHARED_DATA_DIR
 TOUR_DATA = "Famous vs fresh passages (demo)"
 CARD = ".leaklens-card"
 

@@ -192,6 +192,7 @@ def outcomes(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, f
     return {name: future.result() for name, future in futures.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_bad_input_gets_one_clear_error_line(case: Case, outcomes):
     done, seconds = outcomes[case.name]

@@ -92,6 +92,7 @@ def test_bad_input_is_a_one_line_error_with_exit_2(capsys, args, message):
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_real_entry_point_runs_as_a_module():
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(

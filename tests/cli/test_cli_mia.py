@@ -94,6 +94,7 @@ def test_mia_errors_are_clear(tmp_path, capsys):
     assert "error:" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_where_it_stopped(tmp_path):
     """A real `python -m core mia` process killed with SIGKILL mid-run: the next identical command scores
     only the texts that were not stored yet, and ends with the same scores as an uninterrupted run."""
@@ -339,6 +340,7 @@ def test_mia_zlib_compresses_the_scored_tokens_of_truncated_texts(tmp_path, caps
         assert sample["scores"]["zlib"] == pytest.approx(expected, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_two_identical_runs_at_once_share_the_work(tmp_path):
     """Two `python -m core mia` processes started together on one store: one scores, the other waits for
     it and reads the finished results back; both exit 0 with the same numbers and nothing is scored twice."""

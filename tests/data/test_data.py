@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core.config import PROJECT_ROOT
+from core.config import PROJECT_ROOT, SHARED_DATA_DIR
 from core.data.labelled import (
     KNOWN_DATASETS,
     fingerprint,
@@ -25,7 +25,7 @@ from core.errors import DataError, LeakLensError
 from tests.helpers.data import detect_columns
 
 REPO = PROJECT_ROOT
-DATA = REPO / ".." / "shared" / "data"
+DATA = SHARED_DATA_DIR
 WIKIMIA = DATA / "wikimia_length128.parquet"
 BOOKTECTION = DATA / "booktection_sample.csv"
 ARXIVTECTION = DATA / "arxivtection_sample.csv"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from core.config import PROJECT_ROOT
+from core.config import PROJECT_ROOT, SHARED_DATA_DIR
 from core.data.labelled import load_labelled_dataset
 from core.engine.models import bundled_tokenizer, load_model, tiny_random_model
 from core.engine.scoring import score_texts
@@ -28,7 +28,7 @@ from core.methods import parse_methods
 from core.store.results import FINISHED, INTERRUPTED, ResultStore
 
 REPO = PROJECT_ROOT
-DATA = REPO / ".." / "shared" / "data"
+DATA = SHARED_DATA_DIR
 BOOKS = str(DATA / "booktection_sample.csv")
 WORKER = Path(__file__).with_name("distributed_worker.py")
 MIA = [
@@ -105,6 +105,7 @@ def stored_rows(path: Path, kind: str) -> list[list]:
     return rows
 
 
+@pytest.mark.slow
 def test_mia_on_two_processes_equals_one_process(tmp_path, capsys, tiny_lm):
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     assert main([*MIA, "--store", str(tmp_path / "one.sqlite"), "--out", str(one)]) == 0
@@ -119,6 +120,7 @@ def test_mia_on_two_processes_equals_one_process(tmp_path, capsys, tiny_lm):
     assert provenance["options"]["processes"] == {"world_size": 2, "backend": "gloo"}
 
 
+@pytest.mark.slow
 def test_two_processes_resume_a_stored_run_and_score_only_the_rest(tmp_path, capsys, tiny_lm):
     dataset = load_labelled_dataset(BOOKS, limit=12, sample=True, seed=0)
 
@@ -156,6 +158,7 @@ def test_two_processes_resume_a_stored_run_and_score_only_the_rest(tmp_path, cap
     same_result(one, two)
 
 
+@pytest.mark.slow
 def test_delta_on_two_processes_equals_one_process(tmp_path, capsys, tiny_lm):
     args = ["delta", "--test", "builtin", "--reference", "builtin", "--model", "tiny-random", "--limit", "7"]
     one, two = tmp_path / "one.json", tmp_path / "two.json"
@@ -166,6 +169,7 @@ def test_delta_on_two_processes_equals_one_process(tmp_path, capsys, tiny_lm):
     assert stored_rows(tmp_path / "one.sqlite", "delta") == stored_rows(tmp_path / "two.sqlite", "delta")
 
 
+@pytest.mark.slow
 def test_mcq_on_two_processes_equals_one_process(tmp_path, capsys, tiny_lm):
     args = ["mcq", "--dataset", "demo:mcq", "--model", "tiny-random", "--limit", "5"]
     one, two = tmp_path / "one.json", tmp_path / "two.json"
@@ -205,6 +209,7 @@ def test_run_loop_shares_batches_and_only_rank_0_writes_the_store(tmp_path):
     assert [s.sample_id for s in store.load_samples(run.run_id)] == ranks[0]["ids"]
 
 
+@pytest.mark.slow
 def test_a_failing_rank_stops_every_rank_and_leaves_the_run_resumable(tmp_path):
     done, ranks = run_worker(tmp_path, "fail")
     assert done.returncode == 0  # the worker reports errors in its files
@@ -221,6 +226,7 @@ def test_a_failing_rank_stops_every_rank_and_leaves_the_run_resumable(tmp_path):
     assert ranks[0]["calls"] == [[4, 5], [8, 9]]
 
 
+@pytest.mark.slow
 def test_ranks_given_different_data_are_refused(tmp_path):
     _, ranks = run_worker(tmp_path, "other-data")
     for result in ranks:
@@ -237,6 +243,7 @@ def test_commands_that_cannot_share_work_refuse_torchrun(monkeypatch, capsys):
     assert "only mia, delta and mcq" in err
 
 
+@pytest.mark.slow
 def test_device_map_auto_works_on_cpu_and_scores_like_a_plain_load(tmp_path, capsys, tiny_lm):
     folder = tmp_path / "checkpoint"
     tokenizer = bundled_tokenizer()

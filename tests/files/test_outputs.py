@@ -337,6 +337,7 @@ def _case_inputs(folder: Path) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", REFUSALS, ids=[c.name for c in REFUSALS])
 def test_an_output_onto_an_input_is_refused_before_any_work(case: Refusal, tmp_path, capsys):
     _case_inputs(tmp_path)
@@ -570,6 +571,7 @@ FAULTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
 def test_environment_faults_are_one_line_and_keep_the_previous_file(fault: Fault, tmp_path):
     """A real small tmpfs in a private mount namespace: filled up, or remounted read-only. The old r.json there

@@ -79,6 +79,7 @@ def _false_positive_rate(scores, rows: np.ndarray) -> float:
     return rejections / N_SEEDS
 
 
+@pytest.mark.slow
 def test_the_trained_half_is_found_and_untrained_halves_are_not(models, passages, tmp_path):
     base, tuned = models
     trained, unseen = _halves(passages)
@@ -98,6 +99,7 @@ def test_the_trained_half_is_found_and_untrained_halves_are_not(models, passages
     assert _false_positive_rate(found.scores, unseen_rows) <= 0.10
 
 
+@pytest.mark.slow
 def test_a_stored_run_reopens_without_the_model(models, passages, tmp_path):
     _, tuned = models
     trained, unseen = _halves(passages)
@@ -115,6 +117,7 @@ def test_a_stored_run_reopens_without_the_model(models, passages, tmp_path):
     assert inference_report(first).count("<script") == 1 + 3  # Plotly once, then the three charts
 
 
+@pytest.mark.slow
 def test_a_date_split_set_is_confounded_not_strong(tiny_lm, tmp_path, capsys):
     """WikiMIA's members and non-members differ in wording: the tool must say so rather than claim use."""
     data = str(SHARED_DATA_DIR / "wikimia_length128.parquet")

@@ -34,6 +34,7 @@ def memorised():
     return lm, trained, unseen, final_loss
 
 
+@pytest.mark.slow
 def test_memorised_questions_score_near_four_and_unseen_near_zero(memorised):
     lm, trained, unseen, final_loss = memorised
     assert final_loss < 0.05

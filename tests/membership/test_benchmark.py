@@ -48,6 +48,7 @@ class CountingLoader:
         return self.lm
 
 
+@pytest.mark.slow
 def test_scores_and_metrics_match_independent_paths(tmp_path, tiny_lm, wikimia_small):
     ds = wikimia_small
     methods = parse_methods(METHODS)

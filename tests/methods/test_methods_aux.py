@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from core.engine.models import tiny_random_model, wrap_model
-from core.engine.scoring import TokenRecords, TruncationWarning, score_texts
+from core.engine.records import TokenRecords
+from core.engine.scoring import TruncationWarning, score_texts
 from core.methods import AuxiliaryRecords, MethodConfigError, default_methods, parse_method, score_all
 from core.methods.auxiliary import auxiliary_cost, compute_auxiliary, needed_passes
 from core.methods.neighbourhood import Neighbourhood
@@ -325,7 +326,7 @@ def test_a_detector_with_a_pass_of_its_own_needs_nothing_else_changed(tiny_lm):
     from dataclasses import dataclass
     from typing import Any
 
-    from core.engine.scoring import scored_text
+    from core.engine.records import scored_text
     from core.methods.base import Method, PassContext, PassStep
 
     calls: list[int] = []

@@ -7,9 +7,10 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.config import SHARED_DATA_DIR
 from core.overlap.tokenize import word_tokens
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+SHARED_DATA = SHARED_DATA_DIR
 MMLU = SHARED_DATA / "mmlu_sample.jsonl"
 N_TEST = 40
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+
 from core.cli import main
 from core.overlap.sources import TrainingReader
 from core.overlap.tokenize import word_tokens
@@ -123,6 +125,7 @@ def test_cli_reports_missing_field_and_unreachable_server(corpus, tmp_path, caps
     assert "secret" not in err
 
 
+@pytest.mark.slow
 def test_cli_on_elasticsearch_matches_embedded(es_url, corpus, tmp_path, capsys, index_name):
     common = ["--dataset", str(corpus.chat_path), "--messages-field", "messages", "--query-filter", "role:user"]
     search = [

@@ -40,6 +40,7 @@ def test_redact_url_survives_a_bad_port_and_drops_credentials():
         ("http://user:pw-s3cret@127.0.0.1:9", "error: Elasticsearch is unreachable at http://127.0.0.1:9"),
     ],
 )
+@pytest.mark.slow
 def test_bad_or_unreachable_url_gives_one_clean_line_without_credentials(url, expected):
     done = _cli("overlap", "list", "--backend", "elasticsearch", "--es-url", url)
     assert done.returncode == 2
@@ -49,6 +50,7 @@ def test_bad_or_unreachable_url_gives_one_clean_line_without_credentials(url, ex
     assert "s3cret" not in done.stderr + done.stdout
 
 
+@pytest.mark.slow
 def test_verbose_shows_details_but_never_credentials():
     done = _cli("-v", "overlap", "list", "--backend", "elasticsearch", "--es-url", "http://user:pw-s3cret@127.0.0.1:9")
     assert done.returncode == 2

@@ -95,6 +95,7 @@ def stored(tmp_path_factory, tiny_lm) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_a_dataset_inference_run_owns_its_scores_and_a_comparison_its_problem_sets(stored):
     runs, by_kind = stored["runs"], stored["by_kind"]
     parts = parts_of(runs)

@@ -43,6 +43,7 @@ class StopAfter:
     [RerunException(None), StopException(), KeyboardInterrupt()],
     ids=["streamlit-rerun", "streamlit-stop", "keyboard-interrupt"],
 )
+@pytest.mark.slow
 def test_cancelled_membership_run_stops_within_a_batch_and_resumes_the_rest(tmp_path, tiny_lm, wikimia_ten, error):
     store = ResultStore(tmp_path / "r.sqlite")
     methods = parse_methods(["loss", "zlib"])

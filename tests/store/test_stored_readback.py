@@ -193,6 +193,7 @@ def overlap_outcomes(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]
     return {name: future.result() for name, future in futures.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("check", OVERLAP_CHECKS, ids=[_check_id(c) for c in OVERLAP_CHECKS])
 def test_overlap_environment_fault(check: Check, overlap_outcomes):
     done = overlap_outcomes[check.run]
@@ -471,6 +472,7 @@ def reruns(tmp_path_factory) -> dict[str, dict[str, Any]]:
     return outcomes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", _rerun_params())
 def test_rerun_out_names_this_commands_data(command, reruns):
     rerun = BY_COMMAND[command]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+import pytest
+
 from core.data.labelled import SHARED_DATA_DIR
 from core.inference.run import KIND, QUICK_METHOD_KEYS, estimated_seconds, quick_methods
 from core.methods import default_methods
@@ -15,6 +17,7 @@ PAGE = "6_Dataset_inference.py"
 WIKIMIA = SHARED_DATA_DIR / "wikimia_length128.parquet"
 
 
+@pytest.mark.slow
 def test_a_date_split_is_confounded_and_the_page_leads_with_it(store_path, open_page):
     app = open_page(PAGE)
     for role in ("suspect", "validation"):  # the WikiMIA sample beside the checkout, by its path

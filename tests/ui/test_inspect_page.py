@@ -49,6 +49,7 @@ def _heatmap(app: AppTest) -> str:
     return bodies[0]
 
 
+@pytest.mark.slow
 def test_pasted_passage_shows_curve_heatmap_and_every_score_card(page):
     app = _analyse(page, FRESH.text)
     figure = _figure(app)
@@ -85,6 +86,7 @@ def test_empty_input_gives_a_friendly_message_and_no_chart(page):
     assert not app.error
 
 
+@pytest.mark.slow
 def test_html_in_the_passage_is_escaped(page):
     passage = 'Hi <script>alert("x")</script> and <b>bold</b> & more'
     app = _analyse(page, passage)
@@ -119,6 +121,7 @@ def test_example_buttons_fill_the_passage(page):
     assert page.text_area(key="inspect_text_a").value == FRESH.text
 
 
+@pytest.mark.slow
 def test_toggles_redraw_without_rescoring(page):
     app = _analyse(page, GETTYSBURG.text)
     cache = app.session_state["inspect_cache"]
@@ -138,6 +141,7 @@ def test_toggles_redraw_without_rescoring(page):
     assert app.session_state["inspect_result"] is result
 
 
+@pytest.mark.slow
 def test_compare_two_passages_on_one_chart_with_two_score_columns(page):
     page.toggle(key="inspect_compare").set_value(True).run()
     page.button(key="inspect_example_famous").click().run()
@@ -152,6 +156,7 @@ def test_compare_two_passages_on_one_chart_with_two_score_columns(page):
     assert sum(m.label == "Log-likelihood (−loss)" for m in app.metric) == 2
 
 
+@pytest.mark.slow
 def test_long_passage_warns_with_the_dropped_token_count(page):
     page.number_input(key="inspect_max_tokens").set_value(16).run()
     app = _analyse(page, GETTYSBURG.text)
@@ -173,6 +178,7 @@ def test_uploaded_text_file_fills_the_passage_and_bad_files_explain(page):
     assert any("binary" in e.value for e in page.error)
 
 
+@pytest.mark.slow
 def test_calibration_set_in_the_session_adds_percentiles(page):
     from core.membership.summary import Calibration
 
@@ -190,6 +196,7 @@ def test_calibration_set_in_the_session_adds_percentiles(page):
     assert any("calibration set _known texts_" in m.value for m in app.markdown)
 
 
+@pytest.mark.slow
 def test_results_say_which_model_made_them_after_the_picker_changes(page, tmp_path):
     app = _analyse(page, FRESH.text)
     app.sidebar.selectbox(key="model_picker").set_value("Other (hub id or local folder)…").run()
@@ -211,6 +218,7 @@ def test_results_say_which_model_made_them_after_the_picker_changes(page, tmp_pa
     assert "other-model" in app.error[0].value
 
 
+@pytest.mark.slow
 def test_a_finished_membership_run_can_be_picked_as_the_calibration_set(page):
     from core.data.labelled import load_labelled_dataset
     from core.membership.benchmark import run_membership_benchmark
@@ -242,6 +250,7 @@ def test_a_finished_membership_run_can_be_picked_as_the_calibration_set(page):
     assert not app.dataframe
 
 
+@pytest.mark.slow
 def test_a_current_result_says_what_it_was_computed_for_and_is_not_marked(page):
     app = _analyse(page, FRESH.text)
     assert stale_notes(app) == []
@@ -253,6 +262,7 @@ def test_a_current_result_says_what_it_was_computed_for_and_is_not_marked(page):
     assert not any("st-key-result_inspect_result" in h.proto.body for h in app.get("html"))  # not dimmed
 
 
+@pytest.mark.slow
 def test_another_example_marks_the_old_summary_out_of_date_until_analyse(page):
     app = _analyse(page, FRESH.text)
     old_summary = app.info[0].value
@@ -282,6 +292,7 @@ def test_another_example_marks_the_old_summary_out_of_date_until_analyse(page):
         (lambda app: app.text_area(key="inspect_text_a").input(FRESH.text + " More."), "passage"),
     ],
 )
+@pytest.mark.slow
 def test_every_input_change_marks_the_result_out_of_date(page, change, label):
     app = _analyse(page, FRESH.text)
     change(app)
@@ -292,6 +303,7 @@ def test_every_input_change_marks_the_result_out_of_date(page, change, label):
     assert app.get("plotly_chart")  # kept, marked, not silently replaced
 
 
+@pytest.mark.slow
 def test_changing_a_display_toggle_does_not_mark_the_result_out_of_date(page):
     app = _analyse(page, FRESH.text)
     app.radio(key="inspect_values").set_value("probability").run()
@@ -299,6 +311,7 @@ def test_changing_a_display_toggle_does_not_mark_the_result_out_of_date(page):
     assert stale_notes(app) == []
 
 
+@pytest.mark.slow
 def test_result_leads_with_the_passage_placed_among_fresh_passages(page):
     from core.membership.calibration import FRESH_KIND
     from core.store.results import ResultStore
@@ -321,6 +334,7 @@ def test_result_leads_with_the_passage_placed_among_fresh_passages(page):
     assert len(ResultStore().list_runs(FRESH_KIND)) == 1
 
 
+@pytest.mark.slow
 def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(page):
     """Issue 26: banner, chart and scores text use the same measure and the same fresh passages; the Gettysburg
     example is not set beside itself; the run leaves Setup folded; the exports carry the verdict."""
@@ -371,6 +385,7 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
         assert {(r["verdict"], r["model"], r["data"]) for r in rows} == {(finding.level, "tiny-random", "Passage")}
 
 
+@pytest.mark.slow
 def test_a_short_passage_shows_no_slope_cards_and_a_two_token_one_no_scores_at_all(page):
     # About 30 tokens: long enough to read, too short for a slope fitted over its tokens.
     app = _analyse(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.config import SHARED_DATA_DIR
 from core.data.labelled import load_labelled_dataset
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
@@ -17,7 +18,7 @@ from core.store.results import ResultStore, SampleRow
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "7_Results.py")
-DATA = REPO / ".." / "shared" / "data"
+DATA = SHARED_DATA_DIR
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +79,7 @@ def _table(app: AppTest, column: str):
     return tables[0]
 
 
+@pytest.mark.slow
 def test_results_page_shows_runs_heatmap_roc_and_exports(filled_store, monkeypatch):
     app = _page(filled_store, monkeypatch)
     runs = _runs_table(app)
@@ -272,6 +274,7 @@ def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_p
     assert not html_button.proto.disabled
 
 
+@pytest.mark.slow
 def test_a_stored_dataset_inference_opens_with_its_finding_and_exports(tmp_path, monkeypatch, tiny_lm):
     from core.data.text_sets import load_text_set
     from core.inference.run import run_dataset_inference

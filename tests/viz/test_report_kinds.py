@@ -134,6 +134,7 @@ def chart_titles(body: str) -> list[str]:
 # --------------------------------------------------------------------------------------------- tests
 
 
+@pytest.mark.slow
 def test_passage_report_from_a_real_inspection(tiny_lm, tmp_path):
     html, findings = build_passage_report(tiny_lm, tmp_path)
     body = check_self_contained(html)

@@ -1,0 +1,467 @@
+"""A model behind an OpenAI-compatible server (vLLM, llama.cpp's server, ...), as a model source.
+
+Scoring goes through ``/v1/completions`` with token-id prompts and ``prompt_logprobs`` (vLLM's extension:
+each prompt token's log-prob and rank), so the server computes exactly what the in-process pass does,
+on its own tokenization (``/tokenize``). A connected server is registered under its spec string
+(``served:NAME@URL``), so stores, run keys and reports name it like any other model; the weights behind
+an API cannot be verified, and its identity says so.
+
+The API key is read from the environment variable the user names, never from the command line, and is
+never printed, stored or written into provenance.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from core.engine.capabilities import GENERATION, TARGET_LOGPROBS
+from core.engine.served_tokens import token_offsets
+from core.engine.start_token import ENDOFTEXT, is_chat_role_token
+from core.errors import LeakLensError, ModelLoadError
+
+SERVED_PREFIX = "served:"
+DEFAULT_CONCURRENCY = 4
+"""Requests in flight at once; a server batches concurrent requests, so a few keep it busy."""
+DEFAULT_TIMEOUT_S = 300.0
+PROMPTS_PER_REQUEST = 32
+"""Prompts sent in one completions request (the API takes a list)."""
+RETRIES = 5
+"""Attempts for a request the server turns away for now (429, 503) or that fails to connect mid-run."""
+BACKOFF_S = 1.0
+PROBE_TEXT = "LeakLens checks the tokenizer: naïve café, 1,234 tokens — «quoted»."
+"""Text both tokenizers must split identically before a served model is scored with a local tokenizer."""
+
+
+class ServedModelError(ModelLoadError):
+    """The server cannot be used as asked: unreachable, refusing the key, missing a feature, ..."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How to reach a served model (what the user typed; the key stays in its environment variable)."""
+
+    url: str
+    """OpenAI-compatible base URL, e.g. ``http://host:8000/v1``."""
+    model: str | None = None
+    """Served model name; None: the only one the server lists."""
+    api_key_env: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    tokenizer: str | None = None
+    """A local tokenizer (folder or cached hub id) for servers without ``/tokenize``."""
+    start_token: str | None = None
+
+
+def public_url(url: str) -> str:
+    """The base URL without credentials, query or fragment, and without a trailing slash: what is recorded."""
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def _server_root(base: str) -> str:
+    """vLLM serves ``/tokenize`` and ``/version`` beside ``/v1``, not under it."""
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def is_served_spec(spec: str) -> bool:
+    return spec.strip().startswith(SERVED_PREFIX)
+
+
+@dataclass(eq=False)
+class ServedModel:
+    """A connected served model: what it is, what it can compute, and the requests that score with it."""
+
+    endpoint: Endpoint
+    base_url: str
+    name: str
+    """The served model's name on the server."""
+    server_version: str | None
+    model_root: str | None
+    """What the server says the model is (vLLM: the folder or hub id it loaded)."""
+    max_context: int
+    start_token_id: int
+    start_token: str
+    capabilities: frozenset[str]
+    _tokenizer: Any = None
+    _session_local: threading.local = field(default_factory=threading.local)
+
+    @property
+    def spec(self) -> str:
+        return f"{SERVED_PREFIX}{self.name}@{self.base_url}"
+
+    @property
+    def source_label(self) -> str:
+        return f"the server at {self.base_url}"
+
+    def describe(self) -> str:
+        version = f"vLLM {self.server_version}" if self.server_version else "server"
+        return f"{self.name} served at {self.base_url} · {version} · start token {self.start_token}"
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies the model, as far as an API can tell; the weights themselves cannot be verified."""
+        return {
+            "kind": "served",
+            "endpoint": self.base_url,
+            "served_model": self.name,
+            "server_version": self.server_version,
+            "model_id": self.model_root,
+            "weights": "not verifiable through an API",
+        }
+
+    # -- tokens ------------------------------------------------------------------------------------
+    def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """(ids, character offsets) of ``text`` without special tokens, as the server tokenizes it."""
+        if self._tokenizer is not None:
+            enc = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            return list(enc["input_ids"]), [(int(s), int(e)) for s, e in enc["offset_mapping"]]
+        data = self.post(
+            "tokenize",
+            {"model": self.name, "prompt": text, "add_special_tokens": False, "return_token_strs": True},
+            root=True,
+        )
+        ids = [int(i) for i in data["tokens"]]
+        offsets = token_offsets(text, [str(t) for t in data.get("token_strs") or []])
+        if offsets is None or len(offsets) != len(ids):
+            raise ServedModelError(
+                f"The server at {self.base_url} tokenizes text but its token strings do not spell the text back, "
+                "so tokens cannot be placed in the passage; name the model's tokenizer with --tokenizer."
+            )
+        return ids, offsets
+
+    # -- scoring -----------------------------------------------------------------------------------
+    def prompt_logprobs(self, prompts: Sequence[Sequence[int]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each token-id prompt: (log-prob, rank) of its tokens after the first, in order."""
+        chunks = [list(prompts[i : i + PROMPTS_PER_REQUEST]) for i in range(0, len(prompts), PROMPTS_PER_REQUEST)]
+        answers = self._in_parallel(self._prompt_logprobs_chunk, chunks)
+        return [row for chunk in answers for row in chunk]
+
+    def _prompt_logprobs_chunk(self, prompts: list[list[int]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        body = {
+            "model": self.name,
+            "prompt": prompts,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "prompt_logprobs": 0,
+        }
+        choices = sorted(self.post("completions", body).get("choices") or [], key=lambda c: c.get("index", 0))
+        if len(choices) != len(prompts):
+            raise ServedModelError(f"The server at {self.base_url} answered {len(choices)} of {len(prompts)} prompts.")
+        out = []
+        for prompt, choice in zip(prompts, choices, strict=True):
+            entries = choice.get("prompt_logprobs")
+            if not isinstance(entries, list) or len(entries) != len(prompt):
+                raise ServedModelError(
+                    f"The server at {self.base_url} returned no per-token log-probs of the prompt (vLLM's "
+                    "prompt_logprobs); no detector can be computed through it."
+                )
+            logprobs = np.empty(len(prompt) - 1)
+            ranks = np.empty(len(prompt) - 1, dtype=np.int64)
+            for i, (token, entry) in enumerate(zip(prompt[1:], entries[1:], strict=True)):
+                value = (entry or {}).get(str(token))
+                if value is None:
+                    raise ServedModelError(f"The server at {self.base_url} left out the log-prob of token {token}.")
+                logprobs[i] = float(value["logprob"])
+                ranks[i] = int(value.get("rank") or 0)
+            out.append((logprobs, ranks))
+        return out
+
+    def greedy(self, prompts: Sequence[Sequence[int]], max_new_tokens: int) -> list[list[int]]:
+        """Greedy continuations (token ids) of token-id prompts, at most ``max_new_tokens`` each."""
+        chunks = [list(prompts[i : i + PROMPTS_PER_REQUEST]) for i in range(0, len(prompts), PROMPTS_PER_REQUEST)]
+
+        def one(chunk: list[list[int]]) -> list[list[int]]:
+            body = {
+                "model": self.name,
+                "prompt": chunk,
+                "max_tokens": max_new_tokens,
+                "temperature": 0.0,
+                "return_token_ids": True,
+            }
+            choices = sorted(self.post("completions", body).get("choices") or [], key=lambda c: c.get("index", 0))
+            return [[int(t) for t in c.get("token_ids") or []] for c in choices]
+
+        return [row for chunk in self._in_parallel(one, chunks) for row in chunk]
+
+    def _in_parallel(self, work: Callable[[Any], Any], chunks: list[Any]) -> list[Any]:
+        if len(chunks) <= 1 or self.endpoint.concurrency <= 1:
+            return [work(c) for c in chunks]
+        with ThreadPoolExecutor(max_workers=min(self.endpoint.concurrency, len(chunks))) as pool:
+            return list(pool.map(work, chunks))
+
+    # -- HTTP --------------------------------------------------------------------------------------
+    def post(self, path: str, body: dict[str, Any], *, root: bool = False) -> dict[str, Any]:
+        return request_json(self._session(), "POST", self._url(path, root), self.endpoint, body)
+
+    def get(self, path: str, *, root: bool = False) -> dict[str, Any]:
+        return request_json(self._session(), "GET", self._url(path, root), self.endpoint)
+
+    def _url(self, path: str, root: bool) -> str:
+        """``root``: beside ``/v1`` (vLLM's ``/tokenize``, ``/version``); else under the base URL."""
+        return f"{_server_root(self.base_url) if root else self.base_url}/{path}"
+
+    def _session(self) -> Any:
+        """One connection pool per thread: requests' sessions are not shared across threads."""
+        session = getattr(self._session_local, "session", None)
+        if session is None:
+            session = new_session()
+            self._session_local.session = session
+        return session
+
+
+def new_session() -> Any:
+    import requests
+
+    return requests.Session()
+
+
+def _api_key(endpoint: Endpoint) -> str | None:
+    if not endpoint.api_key_env:
+        return None
+    key = os.environ.get(endpoint.api_key_env)
+    if not key:
+        raise ServedModelError(
+            f"--api-key-env names {endpoint.api_key_env}, but that environment variable is not set or empty."
+        )
+    return key
+
+
+def request_json(
+    session: Any,
+    method: str,
+    url: str,
+    endpoint: Endpoint,
+    body: dict[str, Any] | None = None,
+    *,
+    retries: int = RETRIES,
+) -> dict[str, Any]:
+    """One API call, retried while the server turns it away for now (429, 503: honouring ``Retry-After``)
+    or cannot be reached; any other failure is one ``ServedModelError`` line naming the cause.
+
+    Connecting asks with ``retries=1``: a server that is not there is said at once, not after back-off."""
+    import requests
+
+    headers = {}
+    key = _api_key(endpoint)
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    shown = public_url(url)
+    for attempt in range(retries):
+        wait = BACKOFF_S * 2**attempt
+        try:
+            response = session.request(method, url, json=body, headers=headers, timeout=endpoint.timeout_s)
+        except requests.exceptions.Timeout:
+            raise ServedModelError(
+                f"The server at {shown} did not answer within {endpoint.timeout_s:g} s (--timeout)."
+            ) from None
+        except requests.exceptions.ConnectionError:
+            if attempt + 1 < retries:
+                time.sleep(wait)
+                continue
+            raise ServedModelError(
+                f"Cannot reach the server at {shown}: is it running, and is the URL right? A stored run resumes "
+                "where it stopped once the server is back."
+            ) from None
+        if response.status_code in (429, 503) and attempt + 1 < retries:
+            time.sleep(_retry_after(response, wait))
+            continue
+        if response.status_code in (401, 403):
+            hint = "check the key in the variable --api-key-env names" if key else "give one with --api-key-env VAR"
+            raise ServedModelError(f"The server at {shown} refused the request ({response.status_code}): {hint}.")
+        if response.status_code >= 400:
+            raise ServedModelError(f"The server at {shown} answered {response.status_code}: {_error_text(response)}")
+        try:
+            data = response.json()
+        except ValueError:
+            raise ServedModelError(f"The server at {shown} answered with malformed JSON.") from None
+        if not isinstance(data, dict):
+            raise ServedModelError(f"The server at {shown} answered with unexpected JSON.")
+        return data
+    raise ServedModelError(f"The server at {shown} stayed busy after {retries} tries (429/503).")
+
+
+def _retry_after(response: Any, default: float) -> float:
+    try:
+        return min(60.0, max(0.0, float(response.headers.get("Retry-After", default))))
+    except ValueError:
+        return default
+
+
+def _error_text(response: Any) -> str:
+    try:
+        data = response.json()
+        message = data.get("error", {}).get("message") if isinstance(data.get("error"), dict) else data.get("message")
+        text = str(message or data.get("detail") or data)
+    except ValueError:
+        text = response.text
+    return " ".join(text.split())[:300]
+
+
+# -- connecting ------------------------------------------------------------------------------------
+_CONNECTED: dict[str, ServedModel] = {}
+_LOCK = threading.Lock()
+
+
+def connect(endpoint: Endpoint) -> ServedModel:
+    """Reach the server, pick the model, learn what it can compute, and register it under its spec."""
+    if endpoint.concurrency < 1:
+        raise LeakLensError(f"--concurrency must be at least 1, got {endpoint.concurrency}.")
+    if endpoint.timeout_s <= 0:
+        raise LeakLensError(f"--timeout must be positive, got {endpoint.timeout_s:g}.")
+    base = public_url(endpoint.url)
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise LeakLensError(f"--endpoint must be an http(s) URL such as http://host:8000/v1, got {base!r}.")
+    if urlsplit(endpoint.url.strip()).password:
+        raise LeakLensError(
+            "--endpoint must not hold a password: put the key in a variable and name it with --api-key-env."
+        )
+    session = new_session()
+    listed = request_json(session, "GET", f"{base}/models", endpoint, retries=1).get("data") or []
+    names = [str(m.get("id")) for m in listed if isinstance(m, dict)]
+    name = _choose_model(endpoint.model, names, base)
+    entry = next(m for m in listed if str(m.get("id")) == name)
+    version = _server_version(session, base, endpoint)
+    tokenizer = _local_tokenizer(endpoint.tokenizer) if endpoint.tokenizer else None
+    model = ServedModel(
+        endpoint=endpoint,
+        base_url=base,
+        name=name,
+        server_version=version,
+        model_root=str(entry.get("root") or name),
+        max_context=int(entry.get("max_model_len") or 2048),
+        start_token_id=-1,
+        start_token="",
+        capabilities=frozenset(),
+        _tokenizer=tokenizer,
+    )
+    model.start_token_id, model.start_token = _start_token(model, endpoint.start_token)
+    if tokenizer is not None:
+        _check_tokenizers_agree(model)
+    model.capabilities = _probe_capabilities(model)
+    with _LOCK:
+        _CONNECTED[model.spec] = model
+    return model
+
+
+def served_model(spec: str) -> ServedModel:
+    """The connected model registered under ``spec``."""
+    with _LOCK:
+        model = _CONNECTED.get(spec.strip())
+    if model is None:
+        raise ServedModelError(f"{spec} is not connected: give its --endpoint (or press Check connection).")
+    return model
+
+
+def _choose_model(asked: str | None, names: list[str], base: str) -> str:
+    if asked:
+        if asked not in names:
+            raise ServedModelError(
+                f"The server at {base} serves no model '{asked}'; it serves: {', '.join(names) or 'none'}."
+            )
+        return asked
+    if len(names) != 1:
+        raise ServedModelError(
+            f"The server at {base} serves {len(names)} models ({', '.join(names) or 'none'}); choose one with "
+            "--served-model NAME."
+        )
+    return names[0]
+
+
+def _server_version(session: Any, base: str, endpoint: Endpoint) -> str | None:
+    try:
+        return str(request_json(session, "GET", f"{_server_root(base)}/version", endpoint).get("version") or "") or None
+    except ServedModelError:
+        return None  # not every OpenAI-compatible server has /version
+
+
+def _local_tokenizer(spec: str) -> Any:
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(spec, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ServedModelError(f"Cannot load the tokenizer '{spec}' (--tokenizer) from this machine: {exc}") from None
+
+
+def _single_id(model: ServedModel, token: str) -> int | None:
+    if model._tokenizer is not None:
+        ids = model._tokenizer(token, add_special_tokens=False)["input_ids"]
+    else:
+        data = model.post("tokenize", {"model": model.name, "prompt": token, "add_special_tokens": False}, root=True)
+        ids = data.get("tokens") or []
+    return int(ids[0]) if len(ids) == 1 else None
+
+
+def _start_token(model: ServedModel, override: str | None) -> tuple[int, str]:
+    """The documented start-token rule (``core.engine.start_token``), asked of the server's tokenizer:
+    ``--start-token``; else the ``bos`` the tokenizer adds, unless a chat-role marker; else ``<|endoftext|>``."""
+    if override:
+        token_id = _single_id(model, override)
+        if token_id is None:
+            raise ServedModelError(f"The served model's tokenizer has no single token '{override}' (--start-token).")
+        return token_id, override
+    if model._tokenizer is not None:
+        bos = model._tokenizer.bos_token
+        if bos and not is_chat_role_token(bos):
+            return int(model._tokenizer.bos_token_id), str(bos)
+    else:
+        data = model.post("tokenize", {"model": model.name, "prompt": "", "add_special_tokens": True}, root=True)
+        added = data.get("tokens") or []
+        if len(added) == 1:
+            shown = model.post("detokenize", {"model": model.name, "tokens": added}, root=True).get("prompt")
+            if shown and not is_chat_role_token(str(shown)):
+                return int(added[0]), str(shown)
+    token_id = _single_id(model, ENDOFTEXT)
+    if token_id is not None:
+        return token_id, ENDOFTEXT
+    raise ServedModelError("Cannot tell the served model's plain-text start token; name one with --start-token TOKEN.")
+
+
+def _check_tokenizers_agree(model: ServedModel) -> None:
+    """A local tokenizer must split text exactly as the server does, or scores would be of other tokens."""
+    try:
+        data = model.post(
+            "tokenize", {"model": model.name, "prompt": PROBE_TEXT, "add_special_tokens": False}, root=True
+        )
+    except ServedModelError:
+        return  # the server cannot tokenize: the local tokenizer is all there is
+    local = list(model._tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"])
+    if [int(t) for t in data.get("tokens") or []] != local:
+        raise ServedModelError(
+            f"The tokenizer given with --tokenizer splits text differently from the server's model "
+            f"'{model.name}'; give the tokenizer of the served model."
+        )
+
+
+def _probe_capabilities(model: ServedModel) -> frozenset[str]:
+    """What the server computes, asked of it once: prompt log-probs, then generation."""
+    ids, _ = model.tokenize("The capital of France is Paris.")
+    found = set()
+    try:
+        model.prompt_logprobs([[model.start_token_id, *ids]])
+        found.add(TARGET_LOGPROBS)
+    except ServedModelError:
+        pass
+    try:
+        model.greedy([[model.start_token_id, *ids]], 1)
+        found.add(GENERATION)
+    except ServedModelError:
+        pass
+    if not found:
+        raise ServedModelError(
+            f"The server at {model.base_url} neither returns prompt log-probs nor generates from token ids; "
+            "no test can run on it."
+        )
+    return frozenset(found)

@@ -1,0 +1,53 @@
+"""The scoring pass on a served model: the same per-token quantities as the in-process pass, asked of the
+server as prompt log-probs of token-id prompts (``core.engine.served``).
+
+The passage pass sends ``start + prefix + passage`` and keeps the passage's log-probs and ranks. The
+k-gram pass sends the same windows the in-process pass runs (``[start, x_j .. x_{j+K-1}]``: position m of
+the window predicts x_{j+m} from exactly m previous tokens). The full next-token distribution is not
+returned by any OpenAI-compatible API, so its statistics are NaN and Min-K%++ is left out for served models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from core.engine.served import ServedModel
+
+SERVED_TOKEN_BUDGET = 65_536
+"""Tokens per scoring batch on a served model: the server batches internally and requests run
+``--concurrency`` at a time, so large batches keep it busy (progress moves per batch)."""
+
+
+def served_full_pass(
+    model: ServedModel, sequences: Sequence[tuple[Sequence[int], Sequence[int]]]
+) -> list[tuple[np.ndarray, ...]]:
+    """Per (context, ids): log-prob, μ, σ, entropy and rank of each id (μ, σ, entropy NaN: see the module)."""
+    answers = model.prompt_logprobs([[*context, *ids] for context, ids in sequences])
+    out: list[tuple[np.ndarray, ...]] = []
+    for (_, ids), (logprobs, ranks) in zip(sequences, answers, strict=True):
+        n = len(ids)
+        missing = np.full(n, np.nan)
+        out.append((logprobs[-n:], missing, missing.copy(), missing.copy(), ranks[-n:]))
+    return out
+
+
+def served_kgram_windows(model: ServedModel, passages: Sequence[Sequence[int]], kgram_max: int) -> list[np.ndarray]:
+    """Per passage, an (n, K) array: row j, column m = log p(x_{j+m} | start, x_j .. x_{j+m-1}); NaN past the end."""
+    prompts: list[list[int]] = []
+    shape: list[int] = []
+    for ids in passages:
+        n = len(ids)
+        shape.append(n)
+        prompts.extend([model.start_token_id, *ids[j : j + kgram_max]] for j in range(n))
+    answers = model.prompt_logprobs(prompts)
+    out, row = [], 0
+    for n in shape:
+        values = np.full((n, kgram_max), np.nan)
+        for j in range(n):
+            logprobs, _ = answers[row + j]
+            values[j, : len(logprobs)] = logprobs
+        out.append(values)
+        row += n
+    return out
