@@ -62,7 +62,8 @@ $(VLLM_STAMP): requirements-vllm.txt
 test: lint setup-vllm
 	bash scripts/run_tests.sh
 
-# The slow mark covers the bundled 135M model, Elasticsearch and fine-tuning; browser tests drive Chromium.
+# The slow mark covers tests of 4 s or more: the bundled 135M model, vLLM, Elasticsearch, fine-tuning, subprocesses.
+# Browser tests drive Chromium. test-fast ran in about 3.5 minutes on the 2-core development machine.
 test-fast: lint
 	bash scripts/run_tests.sh -m "not slow and not browser"
 
