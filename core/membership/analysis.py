@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.scoring import MAX_KGRAM, TokenRecords, score_texts
+from core.engine.scoring import MAX_KGRAM, ScoringModel, TokenRecords, score_texts
 from core.methods import Method, default_methods, score_all
 from core.methods.auxiliary import compute_auxiliary, needed_passes
+from core.methods.support import supported_methods
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ def kgram_needed(methods: Sequence[Method]) -> int:
 
 
 def analyse_passages(
-    lm: LoadedModel,
+    lm: ScoringModel,
     texts: Sequence[str],
     methods: Sequence[Method] | None = None,
     *,
@@ -43,7 +43,8 @@ def analyse_passages(
     Methods that compare against an extra pass (reference model, neighbours, ReCaLL prefix) get exactly
     the passes they need, computed once for all texts.
     """
-    methods = list(methods) if methods is not None else default_methods()
+    # What the source cannot compute is left out, never approximated (callers show the notes).
+    methods, _ = supported_methods(lm, list(methods) if methods is not None else default_methods())
     needed = kgram_needed(methods)
     kgram = needed if kgram_max is None else max(min(kgram_max, MAX_KGRAM), needed)
     records = score_texts(lm, texts, kgram_max=kgram, max_tokens=max_tokens, progress=progress)

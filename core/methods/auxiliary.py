@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback, offset_progress
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, ScoringModel, TokenRecords
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext
 
 
@@ -53,7 +53,7 @@ def auxiliary_cost(methods: Sequence[Method]) -> int:
 
 
 def compute_auxiliary(
-    lm: LoadedModel,
+    lm: ScoringModel,
     texts: Sequence[str],
     methods: Sequence[Method],
     records: Sequence[TokenRecords],

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from core.engine.capabilities import TARGET_LOGPROBS
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.scoring import TokenRecords
+from core.engine.scoring import ScoringModel, TokenRecords
 from core.errors import LeakLensError
 
 
@@ -59,7 +59,7 @@ class PassContext:
     """What an extra pass may read: the target model, the passages' records under it, and the token budget of a
     batch; ``reference_lm`` is a reference model the caller already loaded (else the pass loads its own)."""
 
-    lm: LoadedModel
+    lm: ScoringModel
     records: Sequence[TokenRecords]
     token_budget: int
     reference_lm: LoadedModel | None = None

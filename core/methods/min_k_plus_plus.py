@@ -8,12 +8,17 @@ import numpy as np
 
 from core.engine.capabilities import DISTRIBUTION, TARGET_LOGPROBS
 from core.engine.records import TokenRecords
-from core.methods.base import AuxiliaryRecords, Method
+from core.methods.base import AuxiliaryRecords, Method, MethodConfigError
 from core.methods.min_k import check_percent, lowest_fraction_mean
 
 
 def standardised_logprobs(records: TokenRecords) -> np.ndarray:
-    """(log p(x_i) − μ_i) / σ_i per token; 0 where the distribution is degenerate (σ = 0)."""
+    """(log p(x_i) − μ_i) / σ_i per token; 0 where the distribution is degenerate (σ = 0).
+
+    Records from a source that returns no full next-token distribution (a served model) hold NaN there:
+    refused, never read as a degenerate distribution."""
+    if np.isnan(records.mean_logprob).any() or np.isnan(records.std_logprob).any():
+        raise MethodConfigError("Min-K%++ needs the full next-token distribution, which these records do not hold.")
     sigma = records.std_logprob
     centred = records.logprobs - records.mean_logprob
     return np.divide(centred, sigma, out=np.zeros_like(centred), where=sigma > 0)

@@ -14,7 +14,7 @@ from typing import Any
 
 from core.engine.models import LoadedModel, load_model
 from core.engine.records import TokenRecords, scored_text
-from core.engine.scoring import score_texts
+from core.engine.scoring import ScoringModel, score_texts
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext, PassStep
 
 DEFAULT_REFERENCE = "smollm2-135m"
@@ -65,7 +65,7 @@ class ReferenceModel(Method):
             score_texts(reference_lm, spans, kgram_max=0, token_budget=context.token_budget, progress=step(len(spans)))
         )
 
-    def _reference_model(self, lm: LoadedModel, given: LoadedModel | None) -> LoadedModel:
+    def _reference_model(self, lm: ScoringModel, given: LoadedModel | None) -> LoadedModel:
         if given is None:
             if self.reference.strip() == lm.spec:
                 raise MethodConfigError(

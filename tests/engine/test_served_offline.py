@@ -81,3 +81,27 @@ def test_a_missing_key_variable_is_named(monkeypatch, capsys):
     monkeypatch.delenv("LEAKLENS_NO_SUCH_KEY", raising=False)
     with pytest.raises(LeakLensError, match="LEAKLENS_NO_SUCH_KEY.*not set"):
         connect(Endpoint(f"http://127.0.0.1:{free_port()}/v1", api_key_env="LEAKLENS_NO_SUCH_KEY"))
+
+
+def test_min_k_plus_plus_refuses_records_without_the_distribution_instead_of_reading_them_as_flat():
+    import numpy as np
+
+    from core.engine.records import TokenRecords
+    from core.methods.base import MethodConfigError
+    from core.methods.min_k_plus_plus import MinKPlusPlus
+
+    n = 4
+    missing = np.full(n, np.nan)
+    records = TokenRecords(
+        text="abcd",
+        token_ids=np.arange(n),
+        offsets=np.array([[i, i + 1] for i in range(n)]),
+        logprobs=np.full(n, -2.0),
+        mean_logprob=missing,
+        std_logprob=missing,
+        entropy=missing,
+        rank=np.ones(n, dtype=np.int64),
+        kgram_logprobs=None,
+    )
+    with pytest.raises(MethodConfigError, match="full next-token distribution"):
+        MinKPlusPlus(20).score(records)
