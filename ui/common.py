@@ -8,8 +8,17 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.engine.models import DEFAULT_MODEL, LoadedModel, available_bundled_models, load_model, planned_start_token
+from core.engine.models import (
+    DEFAULT_MODEL,
+    LoadedModel,
+    available_bundled_models,
+    load_scoring_model,
+    planned_start_token,
+)
 from core.engine.progress import TimeLeft, format_duration
+from core.engine.served import ServedModel, is_served_spec, served_model
+from core.errors import LeakLensError
+from ui.served_picker import SERVED_LABEL, SERVED_PAGES, served_model_inputs
 
 MODEL_KEY = "leaklens_model_spec"
 START_TOKEN_KEY = "leaklens_start_token"
@@ -60,34 +69,57 @@ def current_start_token() -> str | None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _cached_model(spec: str, start_token: str | None) -> LoadedModel:
-    return load_model(spec, start_token=start_token)
+def _cached_model(spec: str, start_token: str | None) -> LoadedModel | ServedModel:
+    return load_scoring_model(spec, start_token=start_token)
 
 
-def get_model(spec: str | None = None) -> LoadedModel:
-    """Load (once per process) the model for ``spec`` (default: the session's choice), with a spinner.
+def get_model(spec: str | None = None) -> LoadedModel | ServedModel:
+    """Load (once per process) the model for ``spec`` (default: the session's choice), with a spinner; a
+    served model chosen in the sidebar is the connected one.
 
     The start-token override applies to the session's chosen model only; reference and base models keep
     their own rule.
     """
     spec = spec or current_model_spec()
+    if is_served_spec(spec):
+        return served_model(spec)
     start_token = current_start_token() if spec == current_model_spec() else None
     with st.spinner(f"Loading {spec}… the first load of the bundled model dequantises it once (~20 s)."):
         return _cached_model(spec, start_token)
 
 
+def get_local_model(spec: str | None = None) -> LoadedModel:
+    """The model for a test that needs it loaded here (generation, loss delta, dataset inference, for now)."""
+    lm = get_model(spec)
+    if not isinstance(lm, LoadedModel):
+        raise LeakLensError(
+            f"This test cannot run on a served model yet (runs on: {SERVED_PAGES}). Pick a model that loads "
+            "here in the sidebar."
+        )
+    return lm
+
+
 def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
-    """Pick a bundled model or type any hub id / local directory; the choice is shared by all pages."""
+    """Pick a bundled model, type any hub id / local directory, or reach a served model; the choice is
+    shared by all pages."""
     current = current_model_spec()
     options = available_bundled_models()
     custom_label = "Other (hub id or local folder)…"
-    choices = options + [custom_label]
-    index = options.index(current) if current in options else len(options)
+    choices = options + [custom_label, SERVED_LABEL]
+    if current in options:
+        index = options.index(current)
+    else:
+        index = len(options) + (1 if is_served_spec(current) else 0)
     choice = where.selectbox("Model", choices, index=index, key=key, help="Shared by every page.")
+    if choice == SERVED_LABEL:
+        connected = served_model_inputs(where, key, current)
+        if connected:
+            st.session_state[MODEL_KEY] = connected
+        return st.session_state[MODEL_KEY]
     if choice == custom_label:
         typed = where.text_input(
             "Hub id or local directory",
-            value="" if current in options else current,
+            value="" if current in options or is_served_spec(current) else current,
             key=f"{key}_custom",
             placeholder="e.g. EleutherAI/pythia-160m or /models/my-checkpoint",
         )

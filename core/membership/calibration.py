@@ -23,13 +23,14 @@ from core.config import ASSETS_DIR
 from core.data.fingerprint import fingerprint_rows
 from core.data.tables import load_rows
 from core.engine.identity import model_identity, model_key
-from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
+from core.engine.scoring import ScoringModel
 from core.engine.setup import ScoringSetup, resolve_setup
 from core.errors import DataError, LeakLensError
 from core.membership.benchmark import KIND, SCORE_DEFINITIONS
 from core.membership.summary import Calibration
 from core.methods import Method, default_methods, score_all
+from core.methods.support import supported_methods
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
 from core.store.runloop import RunRequest
@@ -166,7 +167,7 @@ def fresh_run_key(
 def stored_fresh_calibration(
     spec: str,
     *,
-    get_model: Callable[[], LoadedModel],
+    get_model: Callable[[], ScoringModel],
     store: ResultStore | None = None,
     setup: ScoringSetup | None = None,
     passages: Sequence[FreshPassage] | None = None,
@@ -188,7 +189,7 @@ def stored_fresh_calibration(
     if not spec:
         raise LeakLensError("No model given: pass a bundled name, a local directory or a hub id.")
     setup = setup or resolve_setup()
-    chosen = fresh_methods() if methods is None else list(methods)
+    chosen, _ = supported_methods(spec, fresh_methods() if methods is None else list(methods))
     if not chosen:
         raise LeakLensError("No method to score the fresh passages with.")
     rows = tuple(passages) if passages is not None else load_fresh_passages()
@@ -209,7 +210,7 @@ def stored_fresh_calibration(
         model_identity=identity,
     )
 
-    def score(model: LoadedModel, positions: list[int]) -> list[SampleRow]:
+    def score(model: ScoringModel, positions: list[int]) -> list[SampleRow]:
         records = score_texts(model, [rows[i].text for i in positions], kgram_max=0)
         return [
             # dict(): a dict[str, float | None], the type SampleRow holds (dict is invariant in its values)

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 from core.data.examples import EXAMPLES
 from core.data.text import decode_utf8
-from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.scoring import MAX_KGRAM, TruncationWarning
+from core.engine.scoring import MAX_KGRAM, ScoringModel, TruncationWarning
 from core.errors import InputTextError
 from core.membership.analysis import PassageAnalysis, analyse_passages
 from core.membership.summary import ReferencePoint
@@ -41,7 +40,7 @@ class InspectedPassage:
 
 
 def inspect_passages(
-    lm: LoadedModel,
+    lm: ScoringModel,
     passages: Sequence[tuple[str, str]],
     *,
     methods: Sequence[Method] | None = None,
@@ -80,7 +79,7 @@ def inspect_passages(
     return [InspectedPassage(name, a) for (name, _), a in zip(passages, analyses)]
 
 
-def reference_points(lm: LoadedModel) -> list[ReferencePoint]:
+def reference_points(lm: ScoringModel) -> list[ReferencePoint]:
     """Perplexity of each built-in example under ``lm`` (one cheap batched pass, no k-grams)."""
     analyses = analyse_passages(lm, [e.text for e in EXAMPLES], [Loss()], kgram_max=0)
     labels = {"famous": "famous example (Gettysburg Address)", "fresh": "freshly written example"}

@@ -15,10 +15,11 @@ from core.cli import main
 from core.data.labelled import load_labelled_dataset
 from core.engine.capabilities import GENERATION, TARGET_LOGPROBS
 from core.engine.scoring import score_texts
-from core.engine.served import Endpoint, connect
-from core.membership.benchmark import run_membership_benchmark
-from core.store.results import ResultStore
-from tests.helpers.vllm_server import API_KEY, KEY_VAR, SERVED_NAME
+from core.engine.served import Endpoint, ServedModelError, connect
+from core.membership.benchmark import KIND, run_membership_benchmark
+from core.methods import parse_methods
+from core.store.results import INTERRUPTED, ResultStore
+from tests.helpers.vllm_server import API_KEY, KEY_VAR, SERVED_NAME, free_port, stop, vllm_server
 
 DEMO = "demo:famous-vs-fresh"
 TOLERANCE = 1e-3
@@ -144,3 +145,32 @@ def test_server_refusals_are_one_error_line(vllm_endpoint, monkeypatch, capsys, 
     assert len(err) == 1
     assert err[0].startswith("error: ")
     assert expected in err[0]
+
+
+@pytest.mark.slow
+def test_a_server_gone_mid_run_stops_the_run_and_it_resumes_once_the_server_is_back(tmp_path, monkeypatch):
+    """Its own server on a port of its own: stopped after the first stored batch, started again later."""
+    monkeypatch.setenv(KEY_VAR, API_KEY)
+    port = free_port()
+    dataset = load_labelled_dataset(DEMO, limit=24)
+    methods = parse_methods(["loss", "zlib"])
+    store = ResultStore(tmp_path / "results.sqlite")
+    logs = tmp_path / "vllm"
+    with vllm_server(logs, port) as (url, process):
+        spec = _served(url).spec
+
+        def stop_after_first_batch(done: int, total: int) -> None:
+            if done >= 8:
+                stop(process)
+
+        with pytest.raises(ServedModelError, match="Cannot reach the server at .* resumes where it stopped"):
+            run_membership_benchmark(dataset, spec, methods, store=store, batch_size=8, progress=stop_after_first_batch)
+    (run,) = store.list_runs(KIND)
+    assert run.status == INTERRUPTED
+    assert run.n_done == 8
+    with vllm_server(logs, port) as (url, _process):
+        assert _served(url).spec == spec
+        result = run_membership_benchmark(dataset, spec, methods, store=store, batch_size=8)
+    assert result.run_id == run.run_id
+    assert result.n_computed == 16
+    assert result.n == 24

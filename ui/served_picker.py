@@ -1,0 +1,43 @@
+"""The sidebar's served-model choice: a server's URL, its model and key variable, and Check connection."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.engine.served import Endpoint, connect, is_served_spec, served_model
+from core.errors import LeakLensError
+
+SERVED_LABEL = "Served model (vLLM or OpenAI-compatible URL)…"
+SERVED_PAGES = "Membership benchmark and Inspect"
+"""The pages that run on a served model; the others say so when one is chosen."""
+
+
+def served_model_inputs(where, key: str, current: str) -> str | None:
+    """The served model's spec once Check connection has reached it (kept while the inputs stay the same)."""
+    url = where.text_input("Server URL", key=f"{key}_url", placeholder="http://gpu-node:8000/v1")
+    name = where.text_input("Model on the server", key=f"{key}_served", placeholder="the only one it serves")
+    key_var = where.text_input(
+        "API key variable",
+        key=f"{key}_key_var",
+        placeholder="e.g. VLLM_API_KEY (optional)",
+        help="The name of an environment variable of the LeakLens server that holds the key: the key itself "
+        "is never typed here, shown or stored.",
+    )
+    if where.button("Check connection", key=f"{key}_check", disabled=not url.strip()):
+        try:
+            served = connect(Endpoint(url.strip(), model=name.strip() or None, api_key_env=key_var.strip() or None))
+        except LeakLensError as exc:
+            where.error(str(exc))
+            return None
+        st.session_state[f"{key}_connected"] = served.spec
+    connected = st.session_state.get(f"{key}_connected")
+    if not connected or not is_served_spec(connected):
+        where.caption(f"Enter the server's URL and press **Check connection**. Runs on: {SERVED_PAGES}.")
+        return current if is_served_spec(current) else None
+    served = served_model(connected)
+    version = f"vLLM {served.server_version}" if served.server_version else "an OpenAI-compatible server"
+    where.caption(
+        f"Connected to {version}: **{served.name}** ({served.model_root}), context {served.max_context:,} tokens. "
+        f"Runs on: {SERVED_PAGES}."
+    )
+    return connected
