@@ -58,6 +58,7 @@ from core.membership.summary import (
 )
 from core.methods import Method, default_methods
 from core.methods.slope import Values
+from core.methods.support import supported_methods
 from core.stats.finding import Finding
 from core.store.results import ResultStore
 from core.viz.calibration_plot import placement_strip
@@ -540,6 +541,8 @@ def render_heatmaps(result: InspectResult) -> None:
 
 def render_scores(result: InspectResult, methods: list[Method], findings: list[Finding]) -> None:
     st.subheader("Scores")
+    for note in supported_methods(result.model, methods)[1]:
+        st.caption(note)
     try:
         references = cached_reference_points(result.model, current_start_token())
     except LeakLensError as exc:

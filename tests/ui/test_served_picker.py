@@ -47,3 +47,23 @@ def test_check_connection_makes_the_served_model_the_active_one(home, vllm_endpo
     status = "\n".join(m.value for m in home.markdown)
     assert f"Served at {vllm_endpoint}" in status
     assert "cannot be verified" in status
+
+
+def test_inspect_scores_a_passage_on_the_served_model_without_min_k_plus_plus(monkeypatch, vllm_endpoint, tmp_path):
+    from core.data.examples import GETTYSBURG
+    from core.engine.served import Endpoint, connect
+
+    monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "results.sqlite"))
+    served = connect(Endpoint(vllm_endpoint, api_key_env=KEY_VAR))
+    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", served.spec)
+    app = AppTest.from_file(str(REPO / "pages" / "1_Inspect_a_passage.py"), default_timeout=600)
+    app.run()
+    app.text_area(key="inspect_text_a").set_value(GETTYSBURG.text)
+    app.button(key="inspect_analyse").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    labels = [m.label for m in app.metric]
+    assert "Log-likelihood (−loss)" in labels
+    assert "Min-K%++" not in labels
+    captions = [c.value for c in app.caption]
+    assert any(c.startswith("Min-K%++ needs the full next-token distribution") for c in captions)
