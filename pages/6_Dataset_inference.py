@@ -13,7 +13,7 @@ from core.membership.benchmark import KIND
 from core.methods import default_methods, parse_methods
 from core.store.results import ResultStore
 from core.store.runloop import progress_batch_size
-from ui.common import current_model_spec, current_start_token, get_local_model, streamlit_progress
+from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
 from ui.dataset_inference import load_texts, show_inference
 from ui.dataset_picker import dataset_picker, demo_examples
 from ui.freshness import setting, show_result
@@ -154,7 +154,7 @@ with frame.result:
                     seed=seed,
                     store=ResultStore(),
                     progress=progress,
-                    load_model=get_local_model,
+                    load_model=get_model,
                     start_token=current_start_token(),
                     batch_size=progress_batch_size(n_texts),
                 )

@@ -97,7 +97,7 @@ def connect_served_from_args(args: argparse.Namespace) -> None:
     if not getattr(args, "served", False):
         raise LeakLensError(
             f"`{args.command}` cannot run on a served model (--endpoint) yet: use --model with a model this "
-            "machine loads. Served models run with: mia, inspect."
+            "machine loads. Served models run with: mia, inspect, dataset-inference."
         )
     from core.engine.served import Endpoint, connect
 

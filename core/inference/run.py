@@ -102,6 +102,7 @@ class DatasetInference:
             "texts_needed": texts_for_power(self.result.effect_size),
             "inference": self.result.to_dict(),
             "per_text_auroc": {key: (None if m is None else m.to_dict()) for key, m in self.scores.metrics.items()},
+            "left_out": list(self.scores.left_out),
         }
 
 

@@ -75,6 +75,8 @@ class BenchmarkResult:
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     """Problems worth showing next to the table (e.g. why the baseline is missing)."""
+    left_out: list[str] = field(default_factory=list)
+    """Detectors asked for that the model source cannot compute, each with the reason (also in ``notes``)."""
     n_shared_texts: int | None = None
     """Texts whose exact wording is found in both classes (as a member and as a non-member): no detector can
     separate those. None for runs stored before this was counted."""
@@ -276,6 +278,7 @@ def run_membership_benchmark(
         n_cut_at_max_tokens=truncated[1],
         elapsed_s=time.perf_counter() - started,
         notes=notes,
+        left_out=left_out,
     )
 
 

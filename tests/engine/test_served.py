@@ -174,3 +174,43 @@ def test_a_server_gone_mid_run_stops_the_run_and_it_resumes_once_the_server_is_b
     assert result.run_id == run.run_id
     assert result.n_computed == 16
     assert result.n == 24
+
+
+def test_dataset_inference_runs_on_the_served_model_and_names_what_it_left_out(vllm_endpoint, tmp_path, capsys):
+    out = tmp_path / "di.json"
+    code = main(
+        [
+            "dataset-inference",
+            "--endpoint",
+            vllm_endpoint,
+            "--api-key-env",
+            KEY_VAR,
+            "--suspect",
+            DEMO,
+            "--suspect-where",
+            "label=1",
+            "--validation",
+            DEMO,
+            "--validation-where",
+            "label=0",
+            "--methods",
+            "loss",
+            "zlib",
+            "min_k_pp",
+            "--limit",
+            "20",
+            "--no-store",
+            "--out",
+            str(out),
+        ]
+    )
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "note: Min-K%++ needs the full next-token distribution" in printed.out
+    document = json.loads(out.read_text())
+    assert set(document["per_text_auroc"]) >= {"loss", "zlib"}
+    assert "min_k_pp_20" not in document["per_text_auroc"]
+    assert document["left_out"] == [
+        f"Min-K%++ needs the full next-token distribution, which the server at {vllm_endpoint} does not return: "
+        "left out."
+    ]
