@@ -11,7 +11,7 @@ from core.leakage.describe import delta2_rule
 from core.leakage.run import run_leakage_test
 from core.leakage.stored import KIND as DELTA_KIND
 from core.store.results import ResultStore
-from ui.common import current_model_spec, current_start_token, get_local_model, streamlit_progress
+from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
 from ui.dataset_picker import ReadyExample, dataset_picker, load_choice
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
@@ -129,7 +129,7 @@ with frame.result:
                     test,
                     ref,
                     requests,
-                    load=get_local_model,
+                    load=get_model,
                     pairing=pairing,
                     store=ResultStore(),
                     progress=progress,

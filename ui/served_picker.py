@@ -8,7 +8,7 @@ from core.engine.served import Endpoint, connect, is_served_spec, served_model
 from core.errors import LeakLensError
 
 SERVED_LABEL = "Served model (vLLM or OpenAI-compatible URL)…"
-SERVED_PAGES = "Inspect, Membership benchmark and Dataset inference"
+SERVED_PAGES = "Inspect, Membership benchmark, Loss delta and Dataset inference"
 """The pages that run on a served model; the others say so when one is chosen."""
 
 

@@ -97,7 +97,7 @@ def connect_served_from_args(args: argparse.Namespace) -> None:
     if not getattr(args, "served", False):
         raise LeakLensError(
             f"`{args.command}` cannot run on a served model (--endpoint) yet: use --model with a model this "
-            "machine loads. Served models run with: mia, inspect, dataset-inference."
+            "machine loads. Served models run with: mia, inspect, dataset-inference, delta."
         )
     from core.engine.served import Endpoint, connect
 
@@ -112,8 +112,11 @@ def connect_served_from_args(args: argparse.Namespace) -> None:
             start_token=args.start_token,
         )
     )
-    args.model = served.spec
     print(f"served model: {served.describe()}", file=sys.stderr)
+    if isinstance(args.model, list):
+        raise LeakLensError("Give the tested model either with --model or with --endpoint, not both.")
+    # A command taking several --model (delta) has None unless given: the served model is the one tested.
+    args.model = [served.spec] if args.model is None else served.spec
 
 
 def dataset_options(

@@ -16,7 +16,7 @@ import numpy as np
 from core.data.problems import CodeProblem
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET, encode_texts, score_texts, target_logprobs
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, ScoringModel, encode_texts, score_texts, target_logprobs
 from core.errors import DataError
 
 
@@ -43,7 +43,7 @@ def first_solution_token(offsets: np.ndarray, boundary: int) -> int:
 
 
 def solution_losses(
-    lm: LoadedModel,
+    lm: ScoringModel,
     problems: Sequence[CodeProblem],
     *,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
@@ -76,7 +76,7 @@ def solution_losses_full_pass(
     ]
 
 
-def _problem_loss(lm: LoadedModel, problem: CodeProblem, solution_lp: np.ndarray) -> ProblemLoss:
+def _problem_loss(lm: ScoringModel, problem: CodeProblem, solution_lp: np.ndarray) -> ProblemLoss:
     if solution_lp.size == 0:
         raise DataError(
             f"Problem {problem.task_id}: its prompt fills the model's context of {lm.max_context} tokens, so "

@@ -6,9 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from core.data.problems import ProblemSet
-from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback, offset_progress
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, ScoringModel
 from core.errors import DataError
 from core.leakage.comparison import save_comparison
 from core.leakage.delta import (
@@ -29,7 +28,7 @@ from core.store.results import ResultStore, run_id_for
 class _StoredOptions(TypedDict):
     """The keyword arguments of ``stored_set_losses`` that the test and the reference set share."""
 
-    get_model: Callable[[], LoadedModel]
+    get_model: Callable[[], ScoringModel]
     store: ResultStore
     token_budget: int
     setup: Mapping[str, Any] | None
@@ -38,7 +37,7 @@ class _StoredOptions(TypedDict):
 
 
 def measure_model(
-    lm: LoadedModel,
+    lm: ScoringModel,
     sets: PairedSets,
     *,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
@@ -61,7 +60,7 @@ def run_leakage_test(
     ref: ProblemSet,
     requests: Sequence[ModelRequest],
     *,
-    load: Callable[[str], LoadedModel],
+    load: Callable[[str], ScoringModel],
     pairing: Pairing = "auto",
     store: ResultStore | None = None,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
@@ -113,7 +112,7 @@ def run_leakage_test(
 def _measure_stored(
     spec: str,
     sets: PairedSets,
-    load: Callable[[str], LoadedModel],
+    load: Callable[[str], ScoringModel],
     store: ResultStore,
     token_budget: int,
     progress: ProgressCallback | None,
@@ -121,9 +120,9 @@ def _measure_stored(
     provenance: Mapping[str, Any] | None,
     start_token: str | None,
 ) -> ModelLosses:
-    loaded: list[LoadedModel] = []
+    loaded: list[ScoringModel] = []
 
-    def get_model() -> LoadedModel:
+    def get_model() -> ScoringModel:
         if not loaded:
             loaded.append(load(spec))
         return loaded[0]

@@ -15,9 +15,8 @@ from typing import Any, cast
 from core.data.fingerprint import fingerprint_rows
 from core.data.problems import ProblemSet
 from core.engine.identity import model_identity, model_key
-from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, ScoringModel
 from core.leakage.losses import ProblemLoss, solution_losses
 from core.store.results import ResultStore, SampleRow
 from core.store.runloop import RunRequest
@@ -46,7 +45,7 @@ def stored_set_losses(
     problems: ProblemSet,
     *,
     role: str,
-    get_model: Callable[[], LoadedModel],
+    get_model: Callable[[], ScoringModel],
     store: ResultStore,
     batch_size: int = DEFAULT_BATCH_SIZE,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
@@ -72,7 +71,7 @@ def stored_set_losses(
         model_identity=model_identity(spec, revision),
     )
 
-    def score(model: LoadedModel, positions: list[int]) -> list[SampleRow]:
+    def score(model: ScoringModel, positions: list[int]) -> list[SampleRow]:
         chunk = [problems.problems[i] for i in positions]
         losses = solution_losses(model, chunk, token_budget=token_budget)
         return [SampleRow(x.task_id, None, {LOSS_KEY: x.loss}, {"n_tokens": x.n_tokens}) for x in losses]

@@ -214,3 +214,17 @@ def test_dataset_inference_runs_on_the_served_model_and_names_what_it_left_out(v
         f"Min-K%++ needs the full next-token distribution, which the server at {vllm_endpoint} does not return: "
         "left out."
     ]
+
+
+def test_a_loss_delta_run_on_the_served_model_equals_the_in_process_run(vllm_endpoint, smollm2, tmp_path, capsys):
+    """The CLI on both sources (8 HumanEval and 8 reference problems): every loss and Δ within 1e-3."""
+    documents = []
+    for source in (["--endpoint", vllm_endpoint, "--api-key-env", KEY_VAR], ["--model", "smollm2-135m"]):
+        out = tmp_path / f"delta-{len(documents)}.json"
+        code = main(["delta", *source, "--limit", "8", "--no-store", "--out", str(out)])
+        assert code == 0, capsys.readouterr().err
+        documents.append(json.loads(out.read_text()))
+    (served,), (local,) = documents[0]["models"], documents[1]["models"]
+    assert served["model"].startswith(f"served:{SERVED_NAME}@")
+    for name in ("l_test", "l_ref", "delta"):
+        assert abs(served[name] - local[name]) < TOLERANCE, name
