@@ -112,7 +112,11 @@ def connect_served_from_args(args: argparse.Namespace) -> None:
             start_token=args.start_token,
         )
     )
-    print(f"served model: {served.describe()}", file=sys.stderr)
+    print(
+        f"served model: {served.describe()} (the weights behind an API cannot be verified: runs are keyed by the "
+        "endpoint, the served name, the server version and the model id it reports)",
+        file=sys.stderr,
+    )
     if isinstance(args.model, list):
         raise LeakLensError("Give the tested model either with --model or with --endpoint, not both.")
     # A command taking several --model (delta) has None unless given: the served model is the one tested.

@@ -340,7 +340,8 @@ def connect(endpoint: Endpoint) -> ServedModel:
         name=name,
         server_version=version,
         model_root=str(entry.get("root") or name),
-        max_context=int(entry.get("max_model_len") or 2048),
+        # One place is kept for the one token each scoring request must generate.
+        max_context=int(entry.get("max_model_len") or 2048) - 1,
         start_token_id=-1,
         start_token="",
         capabilities=frozenset(),

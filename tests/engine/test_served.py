@@ -253,3 +253,15 @@ def test_a_server_slower_than_the_timeout_is_one_error(vllm_endpoint):
     served.endpoint = dataclasses.replace(served.endpoint, timeout_s=0.001)
     with pytest.raises(ServedModelError, match=r"did not answer within 0\.001 s \(--timeout\)"):
         score_texts(served, ["Four score and seven years ago"], kgram_max=0)
+
+
+def test_a_passage_longer_than_the_server_context_is_cut_to_fit_and_scored(vllm_endpoint):
+    from tests.helpers.vllm_server import MAX_MODEL_LEN
+
+    text = " ".join(f"word{i}" for i in range(900))
+    with pytest.warns(UserWarning, match="were dropped"):
+        (records,) = score_texts(_served(vllm_endpoint), [text], kgram_max=0)
+    # The start token and the one token each request generates take two of the server's places.
+    assert records.n_tokens == MAX_MODEL_LEN - 2
+    assert records.n_dropped > 0
+    assert np.isfinite(records.logprobs).all()
