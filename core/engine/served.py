@@ -143,56 +143,48 @@ class ServedModel:
     # -- scoring -----------------------------------------------------------------------------------
     def prompt_logprobs(self, prompts: Sequence[Sequence[int]]) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each token-id prompt: (log-prob, rank) of its tokens after the first, in order."""
-        chunks = [list(prompts[i : i + PROMPTS_PER_REQUEST]) for i in range(0, len(prompts), PROMPTS_PER_REQUEST)]
-        answers = self._in_parallel(self._prompt_logprobs_chunk, chunks)
-        return [row for chunk in answers for row in chunk]
+        choices = self._completions(prompts, {"max_tokens": 1, "prompt_logprobs": 0})
+        return [self._logprobs_and_ranks(prompt, choice) for prompt, choice in zip(prompts, choices, strict=True)]
 
-    def _prompt_logprobs_chunk(self, prompts: list[list[int]]) -> list[tuple[np.ndarray, np.ndarray]]:
-        body = {
-            "model": self.name,
-            "prompt": prompts,
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "prompt_logprobs": 0,
-        }
-        choices = sorted(self.post("completions", body).get("choices") or [], key=lambda c: c.get("index", 0))
-        if len(choices) != len(prompts):
-            raise ServedModelError(f"The server at {self.base_url} answered {len(choices)} of {len(prompts)} prompts.")
-        out = []
-        for prompt, choice in zip(prompts, choices, strict=True):
-            entries = choice.get("prompt_logprobs")
-            if not isinstance(entries, list) or len(entries) != len(prompt):
-                raise ServedModelError(
-                    f"The server at {self.base_url} returned no per-token log-probs of the prompt (vLLM's "
-                    "prompt_logprobs); no detector can be computed through it."
-                )
-            logprobs = np.empty(len(prompt) - 1)
-            ranks = np.empty(len(prompt) - 1, dtype=np.int64)
-            for i, (token, entry) in enumerate(zip(prompt[1:], entries[1:], strict=True)):
-                value = (entry or {}).get(str(token))
-                if value is None:
-                    raise ServedModelError(f"The server at {self.base_url} left out the log-prob of token {token}.")
-                logprobs[i] = float(value["logprob"])
-                ranks[i] = int(value.get("rank") or 0)
-            out.append((logprobs, ranks))
-        return out
+    def _logprobs_and_ranks(self, prompt: Sequence[int], choice: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        entries = choice.get("prompt_logprobs")
+        if not isinstance(entries, list) or len(entries) != len(prompt):
+            raise ServedModelError(
+                f"The server at {self.base_url} returned no per-token log-probs of the prompt (vLLM's "
+                "prompt_logprobs); no detector can be computed through it."
+            )
+        logprobs = np.empty(len(prompt) - 1)
+        ranks = np.empty(len(prompt) - 1, dtype=np.int64)
+        for i, (token, entry) in enumerate(zip(prompt[1:], entries[1:], strict=True)):
+            value = (entry or {}).get(str(token))
+            if value is None:
+                raise ServedModelError(f"The server at {self.base_url} left out the log-prob of token {token}.")
+            logprobs[i] = float(value["logprob"])
+            ranks[i] = int(value.get("rank") or 0)
+        return logprobs, ranks
 
     def greedy(self, prompts: Sequence[Sequence[int]], max_new_tokens: int) -> list[list[int]]:
         """Greedy continuations (token ids) of token-id prompts, at most ``max_new_tokens`` each."""
-        chunks = [list(prompts[i : i + PROMPTS_PER_REQUEST]) for i in range(0, len(prompts), PROMPTS_PER_REQUEST)]
+        choices = self._completions(prompts, {"max_tokens": max_new_tokens, "return_token_ids": True})
+        return [[int(t) for t in c.get("token_ids") or []] for c in choices]
 
-        def one(chunk: list[list[int]]) -> list[list[int]]:
-            body = {
-                "model": self.name,
-                "prompt": chunk,
-                "max_tokens": max_new_tokens,
-                "temperature": 0.0,
-                "return_token_ids": True,
-            }
+    def _completions(self, prompts: Sequence[Sequence[int]], params: dict[str, Any]) -> list[dict[str, Any]]:
+        """One greedy completions choice per token-id prompt, in order: ``PROMPTS_PER_REQUEST`` prompts a
+        request, ``--concurrency`` requests in flight."""
+
+        def one(chunk: list[list[int]]) -> list[dict[str, Any]]:
+            body = {"model": self.name, "prompt": chunk, "temperature": 0.0, **params}
             choices = sorted(self.post("completions", body).get("choices") or [], key=lambda c: c.get("index", 0))
-            return [[int(t) for t in c.get("token_ids") or []] for c in choices]
+            if len(choices) != len(chunk):
+                raise ServedModelError(
+                    f"The server at {self.base_url} answered {len(choices)} of {len(chunk)} prompts."
+                )
+            return choices
 
-        return [row for chunk in self._in_parallel(one, chunks) for row in chunk]
+        chunks = [
+            [list(p) for p in prompts[i : i + PROMPTS_PER_REQUEST]] for i in range(0, len(prompts), PROMPTS_PER_REQUEST)
+        ]
+        return [choice for answer in self._in_parallel(one, chunks) for choice in answer]
 
     def _in_parallel(self, work: Callable[[Any], Any], chunks: list[Any]) -> list[Any]:
         if len(chunks) <= 1 or self.endpoint.concurrency <= 1:

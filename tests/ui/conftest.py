@@ -12,6 +12,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()
+def home(monkeypatch) -> AppTest:
+    """The app's home page on the tiny model, run once (fails on any exception it raised)."""
+    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
+    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+@pytest.fixture()
 def store_path(tmp_path, monkeypatch) -> Path:
     """A fresh results store for one test, with the tiny model as the pages' default."""
     path = tmp_path / "results.sqlite"

@@ -4,23 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from streamlit.testing.v1 import AppTest
-
 from ui.common import MODEL_KEY
 from ui.home import PAGES
 from ui.navigation import page_scripts
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture()
-def home(monkeypatch) -> AppTest:
-    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
-    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
-    app.run()
-    assert not app.exception, app.exception
-    return app
 
 
 def test_home_explains_the_question_and_shows_the_loaded_model(home):

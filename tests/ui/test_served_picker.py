@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers.vllm_server import KEY_VAR, SERVED_NAME, free_port
@@ -12,15 +11,6 @@ from ui.common import MODEL_KEY
 from ui.served_picker import SERVED_LABEL
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture()
-def home(monkeypatch) -> AppTest:
-    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", "tiny-random")
-    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
-    app.run()
-    assert not app.exception, app.exception
-    return app
 
 
 def test_an_unreachable_server_is_one_error_and_the_model_stays(home):
