@@ -12,7 +12,7 @@ from core.mcq.completion import MCQConfig
 from core.mcq.match import SIMILARITY_METRICS
 from core.mcq.stored import KIND, run_stored_benchmark
 from core.store.results import ResultStore
-from ui.common import current_model_spec, current_start_token, get_local_model, streamlit_progress
+from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
 from ui.dataset_picker import dataset_picker, demo_examples, file_examples, load_choice
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
@@ -111,7 +111,7 @@ with frame.result:
                 report, _, n_computed = run_stored_benchmark(
                     dataset.questions,
                     config,
-                    load=lambda: get_local_model(model),
+                    load=lambda: get_model(model),
                     store=ResultStore(),
                     model=model,
                     benchmark=display_name(dataset.source),

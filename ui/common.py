@@ -17,8 +17,7 @@ from core.engine.models import (
 )
 from core.engine.progress import TimeLeft, format_duration
 from core.engine.served import ServedModel, is_served_spec, served_model
-from core.errors import LeakLensError
-from ui.served_picker import SERVED_LABEL, SERVED_PAGES, served_model_inputs
+from ui.served_picker import SERVED_LABEL, served_model_inputs
 
 MODEL_KEY = "leaklens_model_spec"
 START_TOKEN_KEY = "leaklens_start_token"
@@ -86,17 +85,6 @@ def get_model(spec: str | None = None) -> LoadedModel | ServedModel:
     start_token = current_start_token() if spec == current_model_spec() else None
     with st.spinner(f"Loading {spec}… the first load of the bundled model dequantises it once (~20 s)."):
         return _cached_model(spec, start_token)
-
-
-def get_local_model(spec: str | None = None) -> LoadedModel:
-    """The model for a test that needs it loaded here (generation, loss delta, dataset inference, for now)."""
-    lm = get_model(spec)
-    if not isinstance(lm, LoadedModel):
-        raise LeakLensError(
-            f"This test cannot run on a served model yet (runs on: {SERVED_PAGES}). Pick a model that loads "
-            "here in the sidebar."
-        )
-    return lm
 
 
 def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:

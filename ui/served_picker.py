@@ -8,8 +8,8 @@ from core.engine.served import Endpoint, connect, is_served_spec, served_model
 from core.errors import LeakLensError
 
 SERVED_LABEL = "Served model (vLLM or OpenAI-compatible URL)…"
-SERVED_PAGES = "Inspect, Membership benchmark, Loss delta and Dataset inference"
-"""The pages that run on a served model; the others say so when one is chosen."""
+SERVED_PAGES = "every page that tests a model (Overlap search needs none)"
+"""Where a served model runs: every test that reads a model."""
 
 
 def served_model_inputs(where, key: str, current: str) -> str | None:

@@ -89,16 +89,10 @@ def served_model_options(parent: argparse.ArgumentParser) -> None:
 
 
 def connect_served_from_args(args: argparse.Namespace) -> None:
-    """With ``--endpoint``: connect to the server and make ``args.model`` name the served model.
-
-    Commands that cannot run on a served model yet refuse it here, before any work."""
+    """With ``--endpoint``: connect to the server, before any work, and make ``args.model`` name the
+    served model (every command that takes a model runs on one)."""
     if not getattr(args, "endpoint", None):
         return
-    if not getattr(args, "served", False):
-        raise LeakLensError(
-            f"`{args.command}` cannot run on a served model (--endpoint) yet: use --model with a model this "
-            "machine loads. Served models run with: mia, inspect, dataset-inference, delta."
-        )
     from core.engine.served import Endpoint, connect
 
     served = connect(

@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     test.add_argument("--splits", type=int, default=10, help="random half/half splits (default 10)")
     test.add_argument("--seed", type=int, default=0, help="seed of the splits (default 0)")
     test.add_argument("--max-tokens", type=int, help="score at most this many tokens per text")
-    parser.set_defaults(func=run, served=True)
+    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.set_defaults(func=run, distributed=True, served=True)  # torchrun shares its batches (docs/scaling.md)
+    parser.set_defaults(func=run, distributed=True)  # torchrun shares its batches (docs/scaling.md)
 
 
 def requests_from_args(models: list[str], bases: list[str] | None) -> list:

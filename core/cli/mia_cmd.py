@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--reference-model", help="add the reference-model detector with this model spec")
     parser.add_argument("--max-tokens", type=int, help="score at most this many tokens per text")
     parser.add_argument("--batch-size", type=int, default=16, help="texts per stored batch (default 16)")
-    parser.set_defaults(func=run, distributed=True, served=True)  # torchrun shares its batches (docs/scaling.md)
+    parser.set_defaults(func=run, distributed=True)  # torchrun shares its batches (docs/scaling.md)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+import numpy as np
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
@@ -23,13 +24,17 @@ if TYPE_CHECKING:
     from transformers.cache_utils import CacheLayerMixin, DummyLayer, LinearAttentionCacheLayerMixin
 
 from core.engine.batching import length_batches
+from core.engine.model_source import ScoringModel
 from core.engine.models import LoadedModel, model_fact
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import forward_kept
+from core.engine.served import ServedModel
 
 DEFAULT_GENERATION_BUDGET = 4096
 """Padded prompt tokens per batch: bounds the prefill's activation memory."""
 MAX_BATCH_ROWS = 64
+SERVED_GENERATION_CHUNK = 64
+"""Prompts handed to a server between progress updates."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class Generation:
 
 
 def greedy_generate(
-    lm: LoadedModel,
+    lm: ScoringModel,
     prompts: Sequence[Sequence[int]],
     max_new_tokens: Sequence[int] | int,
     *,
@@ -66,6 +71,8 @@ def greedy_generate(
         if counts[i] < 1:
             raise ValueError(f"Prompt {i}: max_new_tokens must be at least 1.")
     room = [generation_room(lm, len(p), counts[i]) for i, p in enumerate(prompts)]
+    if isinstance(lm, ServedModel):
+        return _served_generate(lm, prompts, room, progress)
     results: list[Generation | None] = [None] * len(prompts)
     done = 0
     widths = [len(p) + room[i] for i, p in enumerate(prompts)]
@@ -84,7 +91,21 @@ def greedy_picks(logits: torch.Tensor) -> tuple[list[int], list[float]]:
     return logits.argmax(-1).tolist(), (logits.max(-1).values - torch.logsumexp(logits, -1)).tolist()
 
 
-def generation_room(lm: LoadedModel, prompt_length: int, count: int) -> int:
+def _served_generate(
+    lm: ServedModel, prompts: Sequence[Sequence[int]], counts: Sequence[int], progress: ProgressCallback | None
+) -> list[Generation]:
+    """The server's greedy continuations, in chunks so progress moves (the server batches each chunk)."""
+    results: list[Generation] = []
+    for start in range(0, len(prompts), SERVED_GENERATION_CHUNK):
+        end = min(len(prompts), start + SERVED_GENERATION_CHUNK)
+        for ids, first in lm.generate(prompts[start:end], counts[start:end]):
+            results.append(Generation(token_ids=tuple(ids), first_logprob=first))
+        if progress is not None:
+            progress(end, len(prompts))
+    return results
+
+
+def generation_room(lm: ScoringModel, prompt_length: int, count: int) -> int:
     """Tokens a prompt is continued by: ``count``, as far as the context allows, and at least one."""
     return max(1, min(count, lm.max_context - prompt_length))
 
@@ -167,7 +188,7 @@ def _greedy_steps(
     return generated
 
 
-def _check_sequences(lm: LoadedModel, sequences: Sequence[Sequence[int]]) -> None:
+def _check_sequences(lm: ScoringModel, sequences: Sequence[Sequence[int]]) -> None:
     for i, seq in enumerate(sequences):
         if len(seq) < 2:
             raise ValueError(f"Sequence {i} needs a start token and at least one token.")
@@ -177,7 +198,7 @@ def _check_sequences(lm: LoadedModel, sequences: Sequence[Sequence[int]]) -> Non
 
 @torch.inference_mode()
 def sequence_logprobs(
-    lm: LoadedModel,
+    lm: ScoringModel,
     sequences: Sequence[Sequence[int]],
     *,
     token_budget: int = DEFAULT_GENERATION_BUDGET,
@@ -189,6 +210,8 @@ def sequence_logprobs(
     (the per-token statistics of ``core.engine.scoring`` cost several passes over the vocabulary).
     """
     _check_sequences(lm, sequences)
+    if isinstance(lm, ServedModel):
+        return _served_sequence_logprobs(lm, sequences, progress)
     totals = [0.0] * len(sequences)
     done = 0
     for batch in length_batches([len(s) for s in sequences], token_budget, max_rows=MAX_BATCH_ROWS):
@@ -211,6 +234,16 @@ def sequence_logprobs(
     return totals
 
 
+def _served_sequence_logprobs(
+    lm: ServedModel, sequences: Sequence[Sequence[int]], progress: ProgressCallback | None
+) -> list[float]:
+    """The server's log-probs of each sequence's tokens after its first, summed in float64."""
+    totals = [float(np.sum(logprobs, dtype=np.float64)) for logprobs, _ in lm.prompt_logprobs(sequences)]
+    if progress is not None:
+        progress(len(sequences), len(sequences))
+    return totals
+
+
 def shared_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
     """How many leading tokens every sequence has in common."""
     shortest = min((len(s) for s in sequences), default=0)
@@ -222,7 +255,7 @@ def shared_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
 
 @torch.inference_mode()
 def sequence_logprobs_shared_prefix(
-    lm: LoadedModel,
+    lm: ScoringModel,
     sequences: Sequence[Sequence[int]],
     *,
     token_budget: int = DEFAULT_GENERATION_BUDGET,
@@ -235,6 +268,8 @@ def sequence_logprobs_shared_prefix(
     ``sequence_logprobs``.
     """
     _check_sequences(lm, sequences)
+    if isinstance(lm, ServedModel):  # the server runs what it runs; there is no cache to hand it
+        return sequence_logprobs(lm, sequences)
     # Every sequence keeps at least one token of its own after the shared part.
     shared = min(shared_prefix_length(sequences), min(len(s) for s in sequences) - 1)
     if shared < 2:

@@ -17,6 +17,7 @@ import torch
 
 from core.data.text import check_unicode
 from core.engine.batching import length_batches
+from core.engine.model_source import ScoringModel, encode_with_offsets
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.records import MAX_KGRAM, TokenRecords
@@ -26,10 +27,6 @@ from core.errors import InputTextError
 
 DEFAULT_TOKEN_BUDGET = 2048
 """Padded tokens per forward pass. Bounds memory: logits take budget × vocab × 4 bytes."""
-
-
-ScoringModel = LoadedModel | ServedModel
-"""A model source the scoring pass reads: loaded in this process, or behind a server."""
 
 
 class TruncationWarning(UserWarning):
@@ -126,7 +123,7 @@ def encode_texts(
         )
     context = [lm.start_token_id]
     if prefix:
-        context += _tokenize_with_offsets(lm, prefix)[0]
+        context += encode_with_offsets(lm, prefix)[0]
     limit = lm.max_context - len(context)
     if limit < 1:
         raise InputTextError(
@@ -177,35 +174,18 @@ def _tokenize_bounded(lm: ScoringModel, text: str, limit: int) -> tuple[list[int
     dropped count is estimated from the prefix's characters per token.
     """
     if len(text) <= COUNT_ALL_CHARS:
-        ids, offsets = _tokenize_with_offsets(lm, text)
+        ids, offsets = encode_with_offsets(lm, text)
         return ids, offsets, len(ids), True
     chars = (limit + CUT_SLACK_TOKENS) * CHARS_PER_TOKEN_BOUND
     while chars < len(text):
-        ids, offsets = _tokenize_with_offsets(lm, text[:chars])
+        ids, offsets = encode_with_offsets(lm, text[:chars])
         if len(ids) >= limit + CUT_SLACK_TOKENS:
             scored_end = offsets[limit - 1][1]
             estimate = limit + round((len(text) - scored_end) * limit / max(scored_end, 1))
             return ids[:limit], offsets[:limit], max(estimate, limit + 1), False
         chars *= 4
-    ids, offsets = _tokenize_with_offsets(lm, text)
+    ids, offsets = encode_with_offsets(lm, text)
     return ids, offsets, len(ids), True
-
-
-def _tokenize_with_offsets(lm: ScoringModel, text: str) -> tuple[list[int], list[tuple[int, int]]]:
-    if isinstance(lm, ServedModel):
-        return lm.tokenize(text)
-    tok = lm.tokenizer
-    if getattr(tok, "is_fast", False):
-        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
-        return list(enc["input_ids"]), [(int(s), int(e)) for s, e in enc["offset_mapping"]]
-    # Slow tokenizers have no offsets: recover them by decoding growing prefixes.
-    ids = list(tok(text, add_special_tokens=False)["input_ids"])
-    offsets, previous = [], 0
-    for i in range(len(ids)):
-        end = min(len(text), len(tok.decode(ids[: i + 1])))
-        offsets.append((previous, max(previous, end)))
-        previous = max(previous, end)
-    return ids, offsets
 
 
 STATS_CHUNK = 256

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from core.engine.capabilities import GENERATION, TARGET_LOGPROBS
+from core.engine.capabilities import GENERATION, TARGET_LOGPROBS, TOP_ALTERNATIVES
 from core.engine.served_tokens import token_offsets
 from core.engine.start_token import ENDOFTEXT, is_chat_role_token
 from core.errors import LeakLensError, ModelLoadError
@@ -33,6 +33,8 @@ DEFAULT_CONCURRENCY = 4
 """Requests in flight at once; a server batches concurrent requests, so a few keep it busy."""
 DEFAULT_TIMEOUT_S = 300.0
 PROMPTS_PER_REQUEST = 32
+ALTERNATIVES_PER_POSITION = 10
+"""The likeliest tokens per position the neighbourhood test searches (``core.methods.neighbours``)."""
 """Prompts sent in one completions request (the API takes a list)."""
 RETRIES = 5
 """Attempts for a request the server turns away for now (429, 503) or that fails to connect mid-run."""
@@ -140,6 +142,18 @@ class ServedModel:
             )
         return ids, offsets
 
+    def detokenize(self, ids: Sequence[int]) -> str:
+        """The text of ``ids`` as the server's tokenizer spells it."""
+        if self._tokenizer is not None:
+            return str(self._tokenizer.decode(list(ids), clean_up_tokenization_spaces=False))
+        if not ids:
+            return ""
+        data = self.post("detokenize", {"model": self.name, "tokens": [int(i) for i in ids]}, root=True)
+        text = data.get("prompt")
+        if not isinstance(text, str):
+            raise ServedModelError(f"The server at {self.base_url} did not turn token ids into text (/detokenize).")
+        return text
+
     # -- scoring -----------------------------------------------------------------------------------
     def prompt_logprobs(self, prompts: Sequence[Sequence[int]]) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each token-id prompt: (log-prob, rank) of its tokens after the first, in order."""
@@ -163,10 +177,41 @@ class ServedModel:
             ranks[i] = int(value.get("rank") or 0)
         return logprobs, ranks
 
-    def greedy(self, prompts: Sequence[Sequence[int]], max_new_tokens: int) -> list[list[int]]:
-        """Greedy continuations (token ids) of token-id prompts, at most ``max_new_tokens`` each."""
-        choices = self._completions(prompts, {"max_tokens": max_new_tokens, "return_token_ids": True})
-        return [[int(t) for t in c.get("token_ids") or []] for c in choices]
+    def top_alternatives(self, prompts: Sequence[Sequence[int]], k: int) -> list[np.ndarray]:
+        """For each token-id prompt: (tokens after the first, k) ids of the model's k likeliest tokens at
+        each of those positions, best first (the server's ranks; vLLM returns the top ``k`` exactly)."""
+        choices = self._completions(prompts, {"max_tokens": 1, "prompt_logprobs": k})
+        return [self._top_ranked(prompt, choice, k) for prompt, choice in zip(prompts, choices, strict=True)]
+
+    def _top_ranked(self, prompt: Sequence[int], choice: dict[str, Any], k: int) -> np.ndarray:
+        entries = choice.get("prompt_logprobs")
+        if not isinstance(entries, list) or len(entries) != len(prompt):
+            raise ServedModelError(f"The server at {self.base_url} returned no top-{k} tokens of the prompt.")
+        top = np.empty((len(prompt) - 1, k), dtype=np.int64)
+        for i, entry in enumerate(entries[1:]):
+            ranked = sorted((int(v.get("rank") or 0), int(t)) for t, v in (entry or {}).items())
+            best = [token for rank, token in ranked if 1 <= rank <= k]
+            if len(best) != k:
+                raise ServedModelError(f"The server at {self.base_url} returned {len(best)} of the top {k} tokens.")
+            top[i] = best
+        return top
+
+    def generate(self, prompts: Sequence[Sequence[int]], counts: Sequence[int]) -> list[tuple[list[int], float]]:
+        """Greedy continuations of token-id prompts, ``counts[i]`` tokens each (never stopping at an end
+        token, as the in-process decoder does not): (generated ids, log-prob of the first one)."""
+        results: list[tuple[list[int], float]] = [([], float("nan"))] * len(prompts)
+        for count in sorted(set(counts)):
+            chosen = [i for i, c in enumerate(counts) if c == count]
+            params = {"max_tokens": count, "ignore_eos": True, "return_token_ids": True, "logprobs": 0}
+            for i, choice in zip(chosen, self._completions([prompts[i] for i in chosen], params), strict=True):
+                ids = [int(t) for t in choice.get("token_ids") or []]
+                first = ((choice.get("logprobs") or {}).get("token_logprobs") or [None])[0]
+                if len(ids) != count:
+                    raise ServedModelError(
+                        f"The server at {self.base_url} generated {len(ids)} of the {count} tokens asked for."
+                    )
+                results[i] = (ids, float("nan") if first is None else float(first))
+        return results
 
     def _completions(self, prompts: Sequence[Sequence[int]], params: dict[str, Any]) -> list[dict[str, Any]]:
         """One greedy completions choice per token-id prompt, in order: ``PROMPTS_PER_REQUEST`` prompts a
@@ -439,16 +484,19 @@ def _check_tokenizers_agree(model: ServedModel) -> None:
 
 
 def _probe_capabilities(model: ServedModel) -> frozenset[str]:
-    """What the server computes, asked of it once: prompt log-probs, then generation."""
+    """What the server computes, asked of it once: prompt log-probs, the top alternatives the neighbourhood
+    test needs (a server allowing fewer log-probs per token refuses), then generation."""
     ids, _ = model.tokenize("The capital of France is Paris.")
     found = set()
     try:
         model.prompt_logprobs([[model.start_token_id, *ids]])
         found.add(TARGET_LOGPROBS)
+        model.top_alternatives([[model.start_token_id, *ids]], ALTERNATIVES_PER_POSITION)
+        found.add(TOP_ALTERNATIVES)
     except ServedModelError:
         pass
     try:
-        model.greedy([[model.start_token_id, *ids]], 1)
+        model.generate([[model.start_token_id, *ids]], [1])
         found.add(GENERATION)
     except ServedModelError:
         pass

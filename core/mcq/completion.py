@@ -19,8 +19,10 @@ from typing import Literal
 
 from core.data.questions import MCQuestion, PromptLayout
 from core.engine.generation import DEFAULT_GENERATION_BUDGET, Generation, greedy_generate
+from core.engine.model_source import ScoringModel
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
+from core.engine.served import ServedModel
 from core.errors import InputTextError
 from core.mcq.match import SIMILARITY_METRICS, SimilarityMetric, similarity
 from core.mcq.probes import CUT_MODES, CutMode, Probe, build_probes, completion_candidate, continuation_text
@@ -144,7 +146,7 @@ class MCQRun:
 
 
 def run_mcq_sets(
-    lm: LoadedModel,
+    lm: ScoringModel,
     question_sets: Sequence[Sequence[MCQuestion]],
     config: MCQConfig | None = None,
     *,
@@ -155,13 +157,14 @@ def run_mcq_sets(
 
     Continuations come from one pass per question rendering (``core.mcq.renderings``), question ``i`` of
     every set sharing its question text; ``per_probe`` runs each probe's own prompt instead: the slow
-    reference path the fast one must equal (tests, ``bench/mcq.py``).
+    reference path the fast one must equal (tests, ``bench/mcq.py``). A served model is handed each probe's
+    own prompt (the server schedules and caches as it does).
     """
     config = config or MCQConfig()
     probe_sets = [_set_probes(lm, questions, config) for questions in question_sets]
     probes = [p for set_probes in probe_sets for p in set_probes]
     counts = [p.n_truth_tokens + config.slack_tokens for p in probes]
-    if per_probe:
+    if per_probe or isinstance(lm, ServedModel):
         generations = greedy_generate(
             lm, [p.context_ids for p in probes], counts, token_budget=config.token_budget, progress=progress
         )
@@ -180,7 +183,7 @@ def run_mcq_sets(
     return runs
 
 
-def _set_probes(lm: LoadedModel, questions: Sequence[MCQuestion], config: MCQConfig) -> list[Probe]:
+def _set_probes(lm: ScoringModel, questions: Sequence[MCQuestion], config: MCQConfig) -> list[Probe]:
     if not questions:
         raise InputTextError("No questions to probe.")
     n_options = {len(q.options) for q in questions}
@@ -217,7 +220,7 @@ def _generations_along_renderings(
     return [g for row in per_rendering for g in row]
 
 
-def _judge(lm: LoadedModel, probe: Probe, generation: Generation, config: MCQConfig) -> ProbeResult:
+def _judge(lm: ScoringModel, probe: Probe, generation: Generation, config: MCQConfig) -> ProbeResult:
     continuation = continuation_text(lm, probe, generation.token_ids)
     candidate = completion_candidate(probe, continuation)
     sim = similarity(probe.ground_truth, candidate, config.metric)

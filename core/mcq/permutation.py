@@ -17,7 +17,7 @@ from scipy import stats
 
 from core.data.questions import MCQuestion, PromptLayout
 from core.engine.generation import sequence_logprobs_shared_prefix
-from core.engine.models import LoadedModel
+from core.engine.model_source import ScoringModel, encode
 from core.engine.progress import ProgressCallback
 from core.errors import InputTextError
 from core.mcq.shuffle import all_orders, apply_permutation
@@ -126,7 +126,7 @@ def order_texts(question: MCQuestion, layout: PromptLayout) -> list[str]:
 
 
 def permutation_test(
-    lm: LoadedModel,
+    lm: ScoringModel,
     questions: Sequence[MCQuestion],
     layout: PromptLayout | None = None,
     *,
@@ -140,10 +140,7 @@ def permutation_test(
     n_orders = len(per_question[0])
     if any(len(t) != n_orders for t in per_question):
         raise InputTextError("Every question needs the same number of options for the order test.")
-    tok = lm.tokenizer
-    flat = [
-        [lm.start_token_id] + list(tok(t, add_special_tokens=False)["input_ids"]) for ts in per_question for t in ts
-    ]
+    flat = [[lm.start_token_id, *encode(lm, t)] for ts in per_question for t in ts]
     too_long = [i // n_orders for i, ids in enumerate(flat) if len(ids) > lm.max_context]
     if too_long:
         raise InputTextError(

@@ -22,11 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal
 
 from core.data.questions import MCQuestion, PromptLayout
-from core.engine.models import LoadedModel
-from core.engine.scoring import _tokenize_with_offsets
+from core.engine.model_source import ScoringModel, decode, encode, encode_with_offsets
 from core.errors import InputTextError
 
 CutMode = Literal["chars", "words"]
@@ -89,7 +88,7 @@ def option_prefixes(question: MCQuestion, layout: PromptLayout, mode: CutMode) -
 
 
 def build_probes(
-    lm: LoadedModel,
+    lm: ScoringModel,
     question: MCQuestion,
     layout: PromptLayout,
     mode: CutMode = "chars",
@@ -103,10 +102,10 @@ def build_probes(
     ]
 
 
-def _probe(lm: LoadedModel, question: MCQuestion, k: int, prefix: str, truth: str, slack: int) -> Probe:
+def _probe(lm: ScoringModel, question: MCQuestion, k: int, prefix: str, truth: str, slack: int) -> Probe:
     cut = len(prefix)
     full = prefix + truth
-    ids, offsets = _tokenize_with_offsets(lm, full)
+    ids, offsets = encode_with_offsets(lm, full)
     first = next((i for i, (_, end) in enumerate(offsets) if end > cut), None)
     if first is None:
         raise InputTextError(
@@ -117,7 +116,7 @@ def _probe(lm: LoadedModel, question: MCQuestion, k: int, prefix: str, truth: st
     if head:
         boundary: Boundary = "inside_token"
     else:
-        alone = list(lm.tokenizer(prefix, add_special_tokens=False)["input_ids"]) if prefix else []
+        alone = encode(lm, prefix) if prefix else []
         boundary = "aligned" if alone == ids[:first] else "retokenized"
     context = [lm.start_token_id] + list(ids[:first])
     n_truth = len(ids) - first
@@ -140,17 +139,12 @@ def _probe(lm: LoadedModel, question: MCQuestion, k: int, prefix: str, truth: st
     )
 
 
-def _decode(lm: LoadedModel, ids: Sequence[int]) -> str:
-    # One flat list of ids decodes to one string (transformers types the result str | list[str]).
-    return cast(str, lm.tokenizer.decode(list(ids), clean_up_tokenization_spaces=False))
-
-
-def _complete_text(lm: LoadedModel, ids: Sequence[int]) -> str:
+def _complete_text(lm: ScoringModel, ids: Sequence[int]) -> str:
     """Decoded ids without a trailing partial character (byte-level tokens may split a character)."""
-    return _decode(lm, ids).rstrip(REPLACEMENT)
+    return decode(lm, ids).rstrip(REPLACEMENT)
 
 
-def _head(lm: LoadedModel, context: Sequence[int], prefix: str, covered: int) -> str:
+def _head(lm: ScoringModel, context: Sequence[int], prefix: str, covered: int) -> str:
     """Prefix characters the context does not spell out, which the expected token must produce."""
     spelled = _complete_text(lm, context)
     if prefix.startswith(spelled):
@@ -159,14 +153,14 @@ def _head(lm: LoadedModel, context: Sequence[int], prefix: str, covered: int) ->
     return prefix[min(covered, len(prefix)) :]
 
 
-def continuation_text(lm: LoadedModel, probe: Probe, generated: Sequence[int]) -> str:
+def continuation_text(lm: ScoringModel, probe: Probe, generated: Sequence[int]) -> str:
     """What the generated tokens add to the context's text (decoded together, so merges stay right)."""
     context = list(probe.context_ids[1:])
     before = _complete_text(lm, context)
-    after = _decode(lm, context + list(generated))
+    after = decode(lm, context + list(generated))
     if after.startswith(before):
         return after[len(before) :]
-    return _decode(lm, generated)
+    return decode(lm, generated)
 
 
 def completion_candidate(probe: Probe, continuation: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from core.data.fingerprint import fingerprint_rows
 from core.data.questions import MCQuestion, PromptLayout
 from core.engine.identity import model_key
-from core.engine.models import LoadedModel
+from core.engine.model_source import ScoringModel
 from core.engine.progress import ProgressCallback
 from core.errors import LeakLensError
 from core.mcq.completion import MCQConfig, ProbeResult, QuestionResult
@@ -74,7 +74,7 @@ def run_stored_benchmark(
     questions: Sequence[MCQuestion],
     config: MCQConfig,
     *,
-    load: Callable[[], LoadedModel],
+    load: Callable[[], ScoringModel],
     store: ResultStore,
     model: str,
     benchmark: str,
@@ -105,7 +105,7 @@ def run_stored_benchmark(
     )
     order = longest_options_first(questions)
 
-    def score(lm: LoadedModel, positions: list[int]) -> list[SampleRow]:
+    def score(lm: ScoringModel, positions: list[int]) -> list[SampleRow]:
         chosen = sorted(order[p] for p in positions)  # stored in the benchmark's order within a batch
         batch = [questions[i] for i in chosen]
         outcomes = probe_questions(lm, batch, [shuffled[i] for i in chosen], config, permutation=permutation)

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.data.questions import MCQuestion
-from core.engine.models import LoadedModel
+from core.engine.capabilities import GENERATION, TARGET_LOGPROBS
+from core.engine.model_source import ScoringModel, require_capabilities
 from core.engine.progress import ProgressCallback, offset_progress
 from core.mcq.completion import PROBE_KINDS, MCQConfig, MCQRun, Mitigation, QuestionResult, run_mcq_sets, summary_row
 from core.mcq.permutation import PermutationResult, QuestionOrders, permutation_test
@@ -69,7 +70,7 @@ class QuestionOutcome:
 
 
 def probe_questions(
-    lm: LoadedModel,
+    lm: ScoringModel,
     questions: Sequence[MCQuestion],
     shuffled_questions: Sequence[MCQuestion],
     config: MCQConfig,
@@ -78,6 +79,9 @@ def probe_questions(
     progress: ProgressCallback | None = None,
 ) -> list[QuestionOutcome]:
     """Measure a batch of questions (any batch: every question's result depends on that question alone)."""
+    require_capabilities(lm, "The multiple-choice probes", [GENERATION])
+    if permutation:
+        require_capabilities(lm, "The option-order test", [TARGET_LOGPROBS])
     n_probes = sum(len(q.options) for q in questions)
     n_orders = len(questions) * math.factorial(len(questions[0].options)) if permutation and questions else 0
     total = 2 * n_probes + n_orders

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from core.engine.capabilities import TARGET_LOGPROBS, TOP_ALTERNATIVES
-from core.engine.models import LoadedModel
 from core.engine.scoring import TokenRecords, score_texts
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext, PassStep
 from core.methods.neighbours import generate_neighbours
@@ -70,8 +69,6 @@ class Neighbourhood(Method):
     def compute_pass(self, context: PassContext, step: PassStep) -> list[Any]:
         """``n_neighbours`` reworded copies of each passage, scored under the target model."""
         records, k = context.records, self.n_neighbours
-        if not isinstance(context.lm, LoadedModel):
-            raise MethodConfigError(f"{self.title} needs the model's top alternatives at each position, loaded here.")
         texts_by_passage = generate_neighbours(
             context.lm,
             records,

@@ -25,12 +25,13 @@ import numpy as np
 import torch
 
 from core.engine.batching import length_batches
-from core.engine.models import LoadedModel
+from core.engine.model_source import ScoringModel, decode
 from core.engine.progress import ProgressCallback
 from core.engine.records import TokenRecords, scored_text
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET
+from core.engine.served import ALTERNATIVES_PER_POSITION, ServedModel
 
-TOP_ALTERNATIVES = 10
+TOP_ALTERNATIVES = ALTERNATIVES_PER_POSITION
 """How many of the model's most likely tokens are searched for a usable replacement."""
 _WORD = re.compile(r"(?<!\w)[^\W\d_]+(?!\w)")
 """A run of letters standing alone (so the "st" of "41st" or the "B" of "B12" is not a word)."""
@@ -48,7 +49,7 @@ class WordSlot:
 
 @torch.inference_mode()
 def top_alternatives(
-    lm: LoadedModel,
+    lm: ScoringModel,
     records: Sequence[TokenRecords],
     *,
     k: int = TOP_ALTERNATIVES,
@@ -61,6 +62,11 @@ def top_alternatives(
     from the same token ids the records hold, so positions line up with ``records.offsets``.
     """
     sequences = [[lm.start_token_id, *r.token_ids.tolist()] for r in records]
+    if isinstance(lm, ServedModel):
+        alternatives = lm.top_alternatives(sequences, k)
+        if progress is not None:
+            progress(len(sequences), len(sequences))
+        return alternatives
     out: list[np.ndarray | None] = [None] * len(sequences)
     done = 0
     for batch in length_batches([len(s) for s in sequences], token_budget):
@@ -87,14 +93,14 @@ def top_alternatives(
 class _Decoder:
     """Token id -> text, memoised (the same few thousand ids recur across a dataset)."""
 
-    def __init__(self, tokenizer) -> None:
-        self.tokenizer = tokenizer
+    def __init__(self, lm: ScoringModel) -> None:
+        self.lm = lm
         self.cache: dict[int, str] = {}
 
     def __call__(self, token_id: int) -> str:
         text = self.cache.get(token_id)
         if text is None:
-            text = self.tokenizer.decode([token_id])
+            text = decode(self.lm, [token_id])
             self.cache[token_id] = text
         return text
 
@@ -156,7 +162,7 @@ def build_neighbours(
 
 
 def generate_neighbours(
-    lm: LoadedModel,
+    lm: ScoringModel,
     records: Sequence[TokenRecords],
     *,
     n_neighbours: int = 5,
@@ -167,8 +173,8 @@ def generate_neighbours(
 ) -> list[tuple[str, ...]]:
     """Neighbour texts for every passage (one extra batched forward pass over the passages)."""
     alternatives = top_alternatives(lm, records, token_budget=token_budget, progress=progress)
-    decode = _Decoder(lm.tokenizer)
+    decoder = _Decoder(lm)
     return [
-        build_neighbours(scored_text(r), word_slots(r, alt, decode), n_neighbours, fraction, seed)
+        build_neighbours(scored_text(r), word_slots(r, alt, decoder), n_neighbours, fraction, seed)
         for r, alt in zip(records, alternatives, strict=True)
     ]

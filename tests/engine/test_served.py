@@ -14,11 +14,12 @@ import pytest
 
 from core.cli import main
 from core.data.labelled import load_labelled_dataset
-from core.engine.capabilities import GENERATION, TARGET_LOGPROBS
+from core.engine.capabilities import GENERATION, TARGET_LOGPROBS, TOP_ALTERNATIVES
 from core.engine.scoring import score_texts
 from core.engine.served import Endpoint, ServedModelError, connect
 from core.membership.benchmark import KIND, run_membership_benchmark
 from core.methods import parse_methods
+from core.stats.finding import LEVELS
 from core.store.results import INTERRUPTED, ResultStore
 from tests.helpers.vllm_server import API_KEY, KEY_VAR, SERVED_NAME, free_port, stop, vllm_server
 
@@ -34,7 +35,7 @@ def test_connect_reads_the_version_the_model_and_what_the_server_computes(vllm_e
     served = _served(vllm_endpoint)
     assert served.name == SERVED_NAME
     assert served.server_version == "0.32.0"
-    assert served.capabilities == {TARGET_LOGPROBS, GENERATION}
+    assert served.capabilities == {TARGET_LOGPROBS, TOP_ALTERNATIVES, GENERATION}
     assert served.start_token == smollm2.start_token
     assert served.start_token_id == smollm2.start_token_id
     identity = served.identity()
@@ -74,6 +75,27 @@ def test_k_gram_log_probs_equal_the_in_process_windows(vllm_endpoint, smollm2):
         assert a.kgram_logprobs is not None
         assert b.kgram_logprobs is not None
         assert np.abs(a.kgram_logprobs - b.kgram_logprobs).max() < KGRAM_TOLERANCE
+
+
+def test_neighbours_written_through_the_server_are_the_in_process_neighbours(vllm_endpoint, smollm2):
+    """The neighbourhood test's rewordings come from the server's top-10 tokens (vLLM's prompt_logprobs=10),
+    exactly the list the in-process pass reads: same neighbours, neighbour losses within 1e-3."""
+    from core.methods.neighbours import generate_neighbours, top_alternatives
+
+    texts = load_labelled_dataset(DEMO).texts[:8]
+    served = _served(vllm_endpoint)
+    served_records = score_texts(served, texts, kgram_max=0)
+    local_records = score_texts(smollm2, texts, kgram_max=0)
+    same = sum(
+        int((a == b).all(axis=1).sum())
+        for a, b in zip(top_alternatives(served, served_records), top_alternatives(smollm2, local_records))
+    )
+    assert same / sum(r.n_tokens for r in local_records) > 0.95  # rows differ only where tokens nearly tie
+    served_neighbours = generate_neighbours(served, served_records)
+    assert served_neighbours == generate_neighbours(smollm2, local_records)
+    flat = [text for group in served_neighbours for text in group]
+    for a, b in zip(score_texts(served, flat, kgram_max=0), score_texts(smollm2, flat, kgram_max=0), strict=True):
+        assert abs(a.loss - b.loss) < TOLERANCE
 
 
 def test_membership_aurocs_equal_the_in_process_run_and_min_k_plus_plus_is_left_out(vllm_endpoint, smollm2, tmp_path):
@@ -265,3 +287,113 @@ def test_a_passage_longer_than_the_server_context_is_cut_to_fit_and_scored(vllm_
     assert records.n_tokens == MAX_MODEL_LEN - 2
     assert records.n_dropped > 0
     assert np.isfinite(records.logprobs).all()
+
+
+def test_mcq_probes_on_the_served_model_are_the_in_process_probes(vllm_endpoint, smollm2):
+    """demo:mcq, original and shuffled options: every probe's context, first token and continuation equal;
+    the option-order test's log-probs within 1e-3 and every question's rank the same."""
+    from core.data.questions import load_mcq
+    from core.mcq.completion import MCQConfig, run_mcq_sets
+    from core.mcq.permutation import permutation_test
+    from core.mcq.shuffle import shuffle_questions
+
+    questions = load_mcq("demo:mcq").questions
+    sets = [questions, shuffle_questions(questions, 0)]
+    served = _served(vllm_endpoint, concurrency=2)
+    served_runs = run_mcq_sets(served, sets, MCQConfig())
+    local_runs = run_mcq_sets(smollm2, sets, MCQConfig())
+    compared = 0
+    for served_run, local_run in zip(served_runs, local_runs, strict=True):
+        for served_question, local_question in zip(served_run.results, local_run.results, strict=True):
+            for s, loc in zip(served_question.probes, local_question.probes, strict=True):
+                assert s.probe == loc.probe
+                assert s.predicted_id == loc.predicted_id
+                assert s.continuation == loc.continuation
+                compared += 1
+    assert compared == 2 * 4 * len(questions)
+    served_orders = permutation_test(served, questions[:6]).questions
+    local_orders = permutation_test(smollm2, questions[:6]).questions
+    for s, loc in zip(served_orders, local_orders, strict=True):
+        assert np.max(np.abs(np.subtract(s.logprobs, loc.logprobs))) < TOLERANCE
+        assert s.rank == loc.rank
+
+
+def test_the_mcq_command_runs_on_the_served_model_with_its_finding_and_provenance(vllm_endpoint, tmp_path, capsys):
+    out = tmp_path / "mcq.json"
+    code = main(
+        ["mcq", "--endpoint", vllm_endpoint, "--api-key-env", KEY_VAR, "--dataset", "demo:mcq", "--limit", "4"]
+        + ["--permutation-test", "--no-store", "--out", str(out)]
+    )
+    assert code == 0, capsys.readouterr().err
+    document = json.loads(out.read_text())
+    assert document["finding"]["level"] in LEVELS
+    assert document["n"] == 4
+    assert len(document["permutation"]["ranks"]) == 4
+    assert document["provenance"]["models"]["model"]["endpoint"] == vllm_endpoint
+    assert API_KEY not in out.read_text()
+
+
+def test_a_server_without_prompt_log_probs_or_enough_alternatives_leaves_out_what_needs_them(vllm_endpoint):
+    """The capability column "a server without prompt log-probs" (vLLM always has them: the served model is
+    told it lacks them) and a server allowing fewer than 10 log-probs per token (asked of the real one)."""
+    from core.data.questions import load_mcq
+    from core.errors import LeakLensError
+    from core.mcq.completion import MCQConfig
+    from core.mcq.study import probe_questions
+    from core.methods.support import supported_methods
+
+    served = _served(vllm_endpoint)
+    with pytest.raises(ServedModelError, match="top 21|21") as refused:
+        served.top_alternatives([[served.start_token_id, 504, 3575]], 21)  # the server allows 20
+    assert "\n" not in str(refused.value)
+    methods = parse_methods(["loss", "zlib", "neighbourhood"])
+    served.capabilities = frozenset({TARGET_LOGPROBS, GENERATION})
+    kept, notes = supported_methods(served, methods)
+    assert [m.family for m in kept] == ["loss", "zlib"]
+    assert notes == [
+        f"Neighbourhood needs the model's top alternatives at each position, which the server at {vllm_endpoint} "
+        "does not return: left out."
+    ]
+    served.capabilities = frozenset({GENERATION})
+    with pytest.raises(LeakLensError, match="No detector is left to run") as none_left:
+        supported_methods(served, methods)
+    assert str(none_left.value).count("the target log-probs, which the server") == 3
+    questions = load_mcq("demo:mcq", limit=2).questions
+    outcomes = probe_questions(served, questions, questions, MCQConfig())
+    assert len(outcomes) == 2  # the probes only generate
+    with pytest.raises(ServedModelError, match="The option-order test needs the target log-probs"):
+        probe_questions(served, questions, questions, MCQConfig(), permutation=True)
+
+
+def _root(url: str) -> str:
+    return url.removesuffix("/v1")
+
+
+def test_a_gateway_turning_requests_away_is_waited_out_as_its_retry_after_says(vllm_endpoint):
+    """429 then 503, each with Retry-After: 1, before the server's own answer: the same records, each retry
+    at least a second after the refusal."""
+    from tests.helpers.gateway import RETRY_AFTER_S, gateway
+
+    text = "Four score and seven years ago our fathers brought forth on this continent a new nation."
+    (direct,) = score_texts(_served(vllm_endpoint), [text], kgram_max=0)
+    with gateway(_root(vllm_endpoint), []) as (root, plan):
+        served = _served(f"{root}/v1")  # connecting passes; the plan starts with the scoring requests
+        plan.steps = ["429", "503", "pass"]
+        (through,) = score_texts(served, [text], kgram_max=0)
+    assert through.token_ids.tolist() == direct.token_ids.tolist()
+    assert np.abs(through.logprobs - direct.logprobs).max() < 1e-6
+    arrivals = plan.arrivals[-3:]
+    assert [step for _, step in arrivals] == ["429", "503", "pass"]
+    waits = [later - earlier for (earlier, _), (later, _) in zip(arrivals, arrivals[1:])]
+    assert min(waits) >= RETRY_AFTER_S * 0.95
+
+
+def test_a_garbled_answer_is_one_error_line(vllm_endpoint):
+    from tests.helpers.gateway import gateway
+
+    with gateway(_root(vllm_endpoint), []) as (root, plan):
+        served = _served(f"{root}/v1")
+        plan.steps = ["garble"]
+        with pytest.raises(ServedModelError, match="malformed JSON") as garbled:
+            score_texts(served, ["Four score and seven years ago"], kgram_max=0)
+    assert "\n" not in str(garbled.value)

@@ -69,12 +69,15 @@ def test_bad_endpoint_options_are_refused_before_connecting():
         connect(Endpoint("http://127.0.0.1:9/v1", concurrency=0))
 
 
-def test_a_command_without_served_support_refuses_the_endpoint_in_one_line(capsys):
-    code = main(["mcq", "--endpoint", "http://127.0.0.1:9/v1", "--dataset", "demo:mcq"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
-    assert len(err) == 1
-    assert err[0].startswith("error: `mcq` cannot run on a served model")
+def test_every_command_with_a_model_takes_an_endpoint_and_says_in_one_line_when_it_is_down(capsys):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    for command in (["mcq", "--dataset", "demo:mcq"], ["inspect", "--text", "Four score and seven years ago"]):
+        code = main([*command, "--endpoint", url, "--timeout", "2"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2
+        assert len(err) == 1
+        assert err[0].startswith("error: ")
+        assert url in err[0]
 
 
 def test_a_missing_key_variable_is_named(monkeypatch, capsys):

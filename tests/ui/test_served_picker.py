@@ -57,3 +57,24 @@ def test_inspect_scores_a_passage_on_the_served_model_without_min_k_plus_plus(mo
     assert "Min-K%++" not in labels
     captions = [c.value for c in app.caption]
     assert any(c.startswith("Min-K%++ needs the full next-token distribution") for c in captions)
+
+
+def test_the_mcq_page_probes_the_served_model_and_stores_the_run(monkeypatch, vllm_endpoint, tmp_path):
+    from core.engine.served import Endpoint, connect
+    from core.store.results import ResultStore
+
+    store = tmp_path / "results.sqlite"
+    monkeypatch.setenv("LEAKLENS_STORE", str(store))
+    served = connect(Endpoint(vllm_endpoint, api_key_env=KEY_VAR))
+    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", served.spec)
+    app = AppTest.from_file(str(REPO / "pages" / "4_MCQ_memorisation.py"), default_timeout=600)
+    app.run()
+    app.selectbox(key="mcq_example").set_value("General-knowledge questions (demo)")
+    app.number_input(key="mcq_limit").set_value(3)
+    app.button(key="mcq_run").click().run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    assert {m.label: m.value for m in app.metric}["Questions"] == "3"
+    (run,) = ResultStore(store).list_runs("mcq")
+    assert run.finished
+    assert run.model == served.spec
