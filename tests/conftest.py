@@ -10,7 +10,9 @@ for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
 # Before torch loads: passive OpenMP waits keep shared-CPU runs from slowing about tenfold.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+import shutil  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -45,11 +47,44 @@ def vllm_endpoint(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
+def _calibrated_store(root: Path, lm: LoadedModel) -> Path:
+    """A results store holding ``lm``'s scores on the fresh calibration passages (this machine's default setup)."""
+    from core.engine.setup import resolve_setup
+    from core.membership.calibration import stored_fresh_calibration
+    from core.store.results import ResultStore
+
+    path = root / "results.sqlite"
+    stored_fresh_calibration(lm.spec, get_model=lambda: lm, store=ResultStore(path), setup=resolve_setup())
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_calibration(tmp_path_factory) -> Path:
+    """The tiny model's fresh-passage scores, once per session. A test that uses this fixture starts from a
+    copy, as a user who has inspected a passage with the model before: 411 passages are not rescored each time."""
+    return _calibrated_store(tmp_path_factory.mktemp("tiny-calibration"), load_model("tiny-random"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_calibration(tmp_path_factory, smollm2) -> Path:
+    """The bundled model's fresh-passage scores (about 6 minutes on two CPU cores), once per session."""
+    return _calibrated_store(tmp_path_factory.mktemp("smollm2-calibration"), smollm2)
+
+
+SEEDED_STORES = ("tiny_calibration", "smollm2_calibration")
+
+
 @pytest.fixture(autouse=True)
-def _private_results_store(tmp_path, monkeypatch):
-    """Commands store by default: keep every test's runs out of the user's own results store."""
+def _private_results_store(request, tmp_path, monkeypatch):
+    """Commands store by default: keep every test's runs out of the user's own results store (seeded with a
+    model's calibration scores for a test that asks for ``tiny_calibration`` or ``smollm2_calibration``)."""
     if not os.environ.get("LEAKLENS_STORE"):
-        monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "default-results.sqlite"))
+        path = tmp_path / "default-results.sqlite"
+        seeds = [name for name in SEEDED_STORES if name in request.fixturenames]
+        assert len(seeds) <= 1, f"one seeded store per test, not {seeds}"
+        if seeds:
+            shutil.copyfile(request.getfixturevalue(seeds[0]), path)
+        monkeypatch.setenv("LEAKLENS_STORE", str(path))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

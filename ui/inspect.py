@@ -30,6 +30,7 @@ from core.membership.calibration import (
     calibration_runs,
     stored_fresh_calibration,
 )
+from core.membership.extraction_finding import extraction_sentence
 from core.membership.inspection import (
     DEFAULT_MAX_TOKENS,
     InspectedPassage,
@@ -37,13 +38,8 @@ from core.membership.inspection import (
     inspect_passages,
     reference_points,
 )
-from core.membership.passage_finding import (
-    MethodPlacement,
-    PassagePlacement,
-    has_yardstick,
-    place_passage,
-    placement_finding,
-)
+from core.membership.passage_finding import MethodPlacement, PassagePlacement, has_yardstick
+from core.membership.passage_verdict import PassageVerdict, judge_passages
 from core.membership.summary import (
     MIN_SLOPE_TOKENS,
     Calibration,
@@ -63,6 +59,7 @@ from core.stats.finding import Finding
 from core.store.results import ResultStore
 from core.viz.calibration_plot import placement_strip
 from core.viz.csv_export import result_csv
+from core.viz.extraction_panel import extraction_panel_html
 from core.viz.report import passage_report
 from core.viz.score_cards import card_description, split_headline
 from core.viz.token_curve import confidence_curve, confidence_figure
@@ -107,6 +104,8 @@ class InspectResult:
     """The passages as analysed (to name them and to keep a passage from being compared with itself)."""
     placement_error: str = ""
     """Why the passages could not be placed among the fresh passages, when they could not."""
+    verdicts: tuple[PassageVerdict, ...] = ()
+    """Each passage's placement, continuation and one finding (empty when the fresh passages were unavailable)."""
 
 
 # ---------------------------------------------------------------- input
@@ -221,18 +220,21 @@ def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, comp
     # The k-gram pass leaves loss and Min-K% as the fast view had them: its placement serves both views.
     fast = cache.get((spec, current_start_token(), tuple(passages), max_tokens, False)) if complete else None
     if fast is not None:
-        placements, error = fast.placements, fast.placement_error
+        verdicts, error = fast.verdicts, fast.placement_error
     else:
-        placements, error = _placements(lm, found)
-    result = InspectResult(spec, tuple(found), complete, placements, tuple(text for _, text in passages), error)
+        verdicts, error = _verdicts(lm, found)
+    placements = tuple(v.placement for v in verdicts)
+    texts = tuple(text for _, text in passages)
+    result = InspectResult(spec, tuple(found), complete, placements, texts, error, verdicts)
     cache[(spec, current_start_token(), tuple(passages), max_tokens, complete)] = result
     while len(cache) > CACHE_SIZE:
         cache.popitem(last=False)
     return result
 
 
-def _placements(lm, found) -> tuple[tuple[PassagePlacement | None, ...], str]:
-    """Place every passage among the fresh calibration passages, scored once per model and kept in the store."""
+def _verdicts(lm, found) -> tuple[tuple[PassageVerdict, ...], str]:
+    """Each passage among the fresh calibration passages (scored once per model and kept in the store), and its
+    first half continued by the model."""
     try:
         calibration = stored_fresh_calibration(
             lm.spec,
@@ -242,7 +244,9 @@ def _placements(lm, found) -> tuple[tuple[PassagePlacement | None, ...], str]:
             start_token=current_start_token(),
             progress=streamlit_progress("Scoring LeakLens's freshly written passages once for this model"),
         )
-        return tuple(place_passage(p.analysis.scores, p.analysis.records.n_tokens, calibration) for p in found), ""
+        progress = streamlit_progress("Giving the model each passage's first half")
+        passages = [(p.analysis.scores, p.analysis.records) for p in found]
+        return tuple(judge_passages(lm, passages, calibration, progress=progress)), ""
     except LeakLensError as exc:
         return (), str(exc)
 
@@ -280,11 +284,15 @@ def placement_of(result: InspectResult, index: int) -> PassagePlacement | None:
     return result.placements[index] if index < len(result.placements) else None
 
 
+def verdict_of(result: InspectResult, index: int) -> PassageVerdict | None:
+    return result.verdicts[index] if index < len(result.verdicts) else None
+
+
 def passage_verdict(result: InspectResult, index: int) -> Finding:
-    """The passage's one verdict: its place among the fresh passages, or why there is none."""
-    placement = placement_of(result, index)
-    if placement is not None:
-        return placement_finding(placement)
+    """The passage's one verdict: its place among the fresh passages and its continuation, or why there is none."""
+    verdict = verdict_of(result, index)
+    if verdict is not None:
+        return verdict.finding
     reason = result.placement_error or "the freshly written passages could not be scored for this model."
     return Finding(
         "inconclusive",
@@ -344,11 +352,22 @@ def render_verdicts(result: InspectResult) -> list[Finding]:
         if len(result.passages) > 1:
             st.markdown(f"**{passage.name}**")
         finding_banner(finding)
+        render_extraction(verdict_of(result, index))
         if placement is not None and comparable(placement):
             _strip(
                 placement, placement.deciding, finding, _chart_name(result, passage), f"placement_{_slug(passage.name)}"
             )
     return findings
+
+
+def render_extraction(verdict: PassageVerdict | None) -> None:
+    """What the model wrote when given the passage's first half, aligned with the passage (or why not)."""
+    if verdict is None:
+        return
+    if verdict.view is not None and verdict.reading is not None:
+        st.html(extraction_panel_html(verdict.view, extraction_sentence(verdict.reading, verdict.view)))
+    elif verdict.extraction_note:
+        st.caption(verdict.extraction_note)
 
 
 def _chart_name(result: InspectResult, passage: InspectedPassage) -> str:
@@ -690,13 +709,11 @@ def scores_csv(result: InspectResult, findings: list[Finding]) -> str:
 
 
 def render_downloads(result: InspectResult, findings: list[Finding]) -> None:
-    placements = [placement_of(result, i) for i in range(len(result.passages))]
     cols = st.columns(3)
-    placed = [p for p in placements if p is not None]
-    if len(placed) == len(placements):
+    if len(result.verdicts) == len(result.passages):
         cols[0].download_button(
             "Report (HTML)",
-            lambda: passage_report(result.passages, placed, model=result.model),
+            lambda: passage_report(result.passages, result.verdicts, model=result.model),
             "leaklens_passage_report.html",
             "text/html",
             key="inspect_report",

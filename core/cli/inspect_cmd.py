@@ -11,8 +11,12 @@ from core.cli.common import (
     emit_json,
     load_model_from_args,
     model_options,
+    open_store,
     output_options,
+    print_finding,
     require_positive,
+    setup_from_args,
+    store_options,
 )
 from core.data.text import check_unicode, decode_utf8
 from core.errors import InputTextError
@@ -21,9 +25,13 @@ from core.errors import InputTextError
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "inspect",
-        parents=[model_options(), output_options()],
-        help="score one passage: per-token log-probs and every detector",
-        description="Score one passage with a model: per-token records and every detector's score.",
+        parents=[model_options(), output_options(), store_options()],
+        help="score one passage: its finding, per-token log-probs and every detector",
+        description=(
+            "Score one passage with a model: the finding first (where it sits among LeakLens's freshly written "
+            "passages, and whether the model continues it word for word), then per-token records and every "
+            "detector's score. The fresh passages are scored once per model and kept in the results store."
+        ),
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the passage")
@@ -34,19 +42,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="method specs (default: the standard set), e.g. loss min_k:k=10 slope:kgram=1,adjust=mean",
     )
     parser.add_argument("--max-tokens", type=int, help="score at most this many tokens")
-    parser.set_defaults(func=run, served=True)
+    parser.add_argument(
+        "--extract",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="give the model the passage's first half and compare its continuation with the rest (default: on)",
+    )
+    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from core.engine.models import LoadedModel
+    from core.engine.progress import tqdm_progress
     from core.membership.analysis import analyse_passages
+    from core.membership.calibration import stored_fresh_calibration
+    from core.membership.passage_finding import PLACED_METHODS
+    from core.membership.passage_verdict import judge_passages
     from core.methods import parse_methods
     from core.methods.support import supported_methods
 
     text = _read_text(args)
     require_positive(args.max_tokens, "--max-tokens")
     lm = load_model_from_args(args)
-    methods, left_out = supported_methods(lm, parse_methods(args.methods))
+    asked = parse_methods(args.methods)
+    placed = [m for m in parse_methods(list(PLACED_METHODS)) if m.key not in {a.key for a in asked}]
+    methods, left_out = supported_methods(lm, asked + placed)  # the finding reads loss and Min-K%
     for note in left_out:
         print(f"note: {note}", file=sys.stderr)
     with warnings.catch_warnings(record=True) as caught:
@@ -54,8 +74,24 @@ def run(args: argparse.Namespace) -> int:
         (analysis,) = analyse_passages(lm, [text], methods, max_tokens=args.max_tokens)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    labels = {m.key: m.label for m in methods}
+    with open_store(args) as store, tqdm_progress("fresh passages (once per model)", unit="passage") as progress:
+        calibration = stored_fresh_calibration(
+            lm.spec,
+            get_model=lambda: lm,
+            store=store,
+            setup=setup_from_args(args),
+            start_token=args.start_token,
+            progress=progress,
+        )
+    with tqdm_progress("extraction", unit="passage") as progress:
+        (verdict,) = judge_passages(
+            lm, [(analysis.scores, analysis.records)], calibration, extraction=args.extract, progress=progress
+        )
+    shown = {m.key for m in asked}
+    labels = {m.key: m.label for m in methods if m.key in shown}
+    scores = {key: value for key, value in analysis.scores.items() if key in shown}
     payload = {
+        **verdict.to_dict(),
         "model": lm.spec,
         "device": lm.device.type if isinstance(lm, LoadedModel) else "server",
         "left_out": left_out,
@@ -64,13 +100,30 @@ def run(args: argparse.Namespace) -> int:
         "n_dropped_exact": analysis.records.n_dropped_exact,
         "perplexity": analysis.perplexity,
         "tokens": analysis.records.table(),
-        "scores": analysis.scores,
+        "scores": scores,
         "provenance": command_provenance(args, "inspect", models={"model": args.model}),
     }
     emit_json(args, payload)
     if not args.json:
-        _print_table(analysis, labels, lm.describe())
+        print_finding(verdict.finding)
+        if verdict.view is not None:
+            _print_extraction(verdict)
+        _print_table(analysis, scores, labels, lm.describe())
     return 0
+
+
+def _print_extraction(verdict) -> None:
+    view = verdict.view
+    print(f"given (the passage's first {view.prompt_words} words): {_short(view.prompt, 200, tail=True)}")
+    print(f"model wrote: {_short(''.join(view.generated_pieces), 300)}")
+    print(f"passage has: {_short(''.join(view.truth_pieces), 300)}\n")
+
+
+def _short(text: str, limit: int, *, tail: bool = False) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return "…" + flat[-limit:] if tail else flat[:limit] + "…"
 
 
 def _read_text(args: argparse.Namespace) -> str:
@@ -94,7 +147,7 @@ def _read_text(args: argparse.Namespace) -> str:
     return text
 
 
-def _print_table(analysis, labels: dict[str, str], model_line: str) -> None:
+def _print_table(analysis, scores: dict[str, float], labels: dict[str, str], model_line: str) -> None:
     rec = analysis.records
     print(f"model: {model_line}")
     about = "" if rec.n_dropped_exact else "about "
@@ -106,5 +159,5 @@ def _print_table(analysis, labels: dict[str, str], model_line: str) -> None:
         print(f"{row['position']:>4}  {token:<20} {row['logprob']:>9.3f} {row['prob']:>7.3f} {row['rank']:>6}")
     print("\nscores (higher = more likely seen in training):")
     width = max(len(label) for label in labels.values())
-    for key, value in analysis.scores.items():
+    for key, value in scores.items():
         print(f"  {labels[key]:<{width}}  {value:>10.4f}")

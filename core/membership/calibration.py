@@ -14,6 +14,7 @@ unusually predictable. Each model scores that set once; its scores live in the r
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,10 @@ from core.engine.setup import ScoringSetup, resolve_setup
 from core.errors import DataError, LeakLensError
 from core.membership.benchmark import KIND, SCORE_DEFINITIONS
 from core.membership.summary import Calibration
+from core.membership.text_form import guess_group
 from core.methods import Method, default_methods, score_all
+from core.methods.auxiliary import compute_auxiliary
+from core.methods.extraction import Extraction
 from core.methods.support import supported_methods
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
@@ -37,6 +41,9 @@ from core.store.runloop import RunRequest
 from core.store.stored_run import run_meta, run_stored
 
 FRESH_PASSAGES_PATH = ASSETS_DIR / "calibration" / "fresh_passages.jsonl"
+FRESH_PASSAGES_ENV = "LEAKLENS_FRESH_PASSAGES"
+"""Names a JSONL file of one's own freshly written passages (``id``, ``text``, optional ``form``) to use
+instead of the shipped set: a team auditing one domain can calibrate with unpublished text of that domain."""
 FRESH_KIND = "calibration"
 """Store kind of a model's scores on the fresh passages."""
 FRESH_SET_NAME = "fresh calibration passages"
@@ -81,6 +88,8 @@ class FreshPassage:
 
     id: str
     text: str
+    form: str = ""
+    """How it was written (``assets/calibration/README.md``); empty in a file without a ``form`` column."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,8 @@ class FreshCalibration:
     scores: Mapping[str, tuple[float, ...]]
     """Per method key, one score per passage (higher = more predictable); NaN where a method failed."""
     method_labels: Mapping[str, str] = field(default_factory=dict)
+    groups: tuple[str, ...] = ()
+    """Per passage, the kind of text it is compared as (``core.membership.text_form.guess_group``)."""
     n_computed: int = 0
     """Passages scored by this call (0 when everything came from the store)."""
     notes: tuple[str, ...] = ()
@@ -111,13 +122,19 @@ class FreshCalibration:
         return self.method_labels.get(key, key)
 
 
-def load_fresh_passages(path: str | Path = FRESH_PASSAGES_PATH) -> tuple[FreshPassage, ...]:
+def fresh_passages_path() -> Path:
+    """The fresh set in use: ``$LEAKLENS_FRESH_PASSAGES`` when set, else the shipped one."""
+    return Path(os.environ.get(FRESH_PASSAGES_ENV) or FRESH_PASSAGES_PATH)
+
+
+def load_fresh_passages(path: str | Path | None = None) -> tuple[FreshPassage, ...]:
     """The calibration passages of a JSONL file with ``id`` and ``text``; strict, since every row is compared."""
+    path = path or fresh_passages_path()
     table = load_rows(str(path))
     table.require_columns("id", "text")
     if table.skipped:
         raise DataError(f"{path}: {table.skipped_summary()}; fix those lines, every passage is used.")
-    passages = tuple(FreshPassage(str(row["id"]), str(row["text"])) for row in table.rows)
+    passages = tuple(FreshPassage(str(row["id"]), str(row["text"]), str(row.get("form") or "")) for row in table.rows)
     empty = [p.id for p in passages if not p.text.strip()]
     if empty:
         raise DataError(f"{path}: passage(s) {', '.join(empty[:5])} have no text.")
@@ -133,12 +150,13 @@ def fresh_set_fingerprint(passages: Sequence[FreshPassage]) -> str:
 
 
 def fresh_methods() -> list[Method]:
-    """The detectors scored on the fresh set: every default one that the main pass alone serves.
+    """The detectors scored on the fresh set: every default one that the main pass alone serves, and the
+    extraction test (one batched generation of at most 64 tokens per passage).
 
-    k-gram slopes need about six times the main pass and auxiliary methods need extra models or passes;
+    k-gram slopes need about six times the main pass and other auxiliary methods need extra models or passes;
     loss and Min-K% (what placement uses) and their cheap siblings cost nothing beyond the one pass.
     """
-    return [m for m in default_methods() if m.kgram_needed == 0 and not m.needs]
+    return [m for m in default_methods() if m.kgram_needed == 0 and not m.needs] + [Extraction()]
 
 
 def fresh_run_key(
@@ -211,11 +229,13 @@ def stored_fresh_calibration(
     )
 
     def score(model: ScoringModel, positions: list[int]) -> list[SampleRow]:
-        records = score_texts(model, [rows[i].text for i in positions], kgram_max=0)
+        texts = [rows[i].text for i in positions]
+        records = score_texts(model, texts, kgram_max=0)
+        aux = compute_auxiliary(model, texts, chosen, records)
         return [
             # dict(): a dict[str, float | None], the type SampleRow holds (dict is invariant in its values)
-            SampleRow(rows[i].id, None, dict(score_all(chosen, rec)), {"n_tokens": rec.n_tokens, "loss": rec.loss})
-            for i, rec in zip(positions, records, strict=True)
+            SampleRow(rows[i].id, None, dict(score_all(chosen, rec, a)), {"n_tokens": rec.n_tokens, "loss": rec.loss})
+            for i, rec, a in zip(positions, records, aux, strict=True)
         ]
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
@@ -242,6 +262,7 @@ def stored_fresh_calibration(
         n_tokens=tuple(int(s.summary["n_tokens"]) for s in ordered),
         scores={m.key: tuple(score_or_nan(s.scores.get(m.key)) for s in ordered) for m in chosen},
         method_labels={m.key: m.label for m in chosen},
+        groups=tuple(guess_group(p.text) for p in rows),
         n_computed=outcome.n_computed,
         notes=notes,
     )

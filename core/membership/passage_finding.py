@@ -36,9 +36,10 @@ import numpy as np
 from core.errors import LeakLensError
 from core.membership.calibration import FreshCalibration
 from core.membership.summary import format_perplexity, percentile_of, too_short, too_short_text
+from core.membership.text_form import GROUP_NAMES, PROSE
 from core.stats.finding import Finding, Level, count
 
-LENGTH_FACTOR = 1.5
+LENGTH_FACTOR = 2.0
 """Fresh passages whose token count is within this factor of the passage's count as similar in length."""
 MIN_SIMILAR = 15
 """Fewest passages of similar length to compare with. When the factor finds fewer, the nearest in length are
@@ -60,10 +61,19 @@ FORMULAIC_CAVEAT = (
     "Famous, quoted or formulaic text (legal boilerplate, lists, code, stock phrases) can be highly "
     "predictable without being memorised: this is evidence, not proof."
 )
-PROSE_CAVEAT = (
-    "The fresh passages are English prose; text in another language or form (code, tables, verse) is compared "
-    "with text unlike itself, so its percentile means less."
-)
+
+
+def other_form_caveat(group: str, n_own: int) -> str:
+    """Said when a passage could not be compared with fresh text of its own kind."""
+    return (
+        f"It reads as {GROUP_NAMES[group]}, and only {n_own} freshly written passages of that kind are near its "
+        "length, so it is compared with passages of every kind, mostly English prose: its percentile means less."
+    )
+
+
+def level_of_chance(chance: float) -> Level:
+    """strong / moderate / weak at a chance of at most 1% / 5% / 10%, else none (``LEVEL_CHANCE``)."""
+    return next((level for level, limit in LEVEL_CHANCE if chance <= limit), "none")
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,8 @@ class MethodPlacement:
     """Compared fresh passages scoring at least as high as the passage."""
     calibration_scores: tuple[float, ...]
     """The compared fresh passages' scores (finite ones), for the distribution chart."""
+    tests: int = 1
+    """Tests read for the same passage (placement and extraction: 2); the level allows for each (Bonferroni)."""
 
     @property
     def n_compared(self) -> int:
@@ -92,7 +104,7 @@ class MethodPlacement:
 
     @property
     def level(self) -> Level:
-        return next((level for level, limit in LEVEL_CHANCE if self.chance <= limit), "none")
+        return level_of_chance(self.chance * self.tests)
 
     def chart_data(self) -> dict[str, Any]:
         """Plain lists for a small distribution chart: the fresh passages' scores and the passage's own."""
@@ -121,6 +133,15 @@ class PassagePlacement:
     methods: tuple[MethodPlacement, ...]
     factor: float = LENGTH_FACTOR
     minimum: int = MIN_SIMILAR
+    group: str = PROSE
+    """The kind of text the passage reads as (``core.membership.text_form``)."""
+    n_own_group: int | None = None
+    """Fresh passages of its kind within the length factor; None when the calibration has no kinds."""
+
+    @property
+    def group_matched(self) -> bool:
+        """Compared only with fresh passages of its own kind (enough of them were near its length)."""
+        return self.n_own_group is not None and self.n_own_group >= self.minimum
 
     @property
     def n_similar(self) -> int:
@@ -152,7 +173,11 @@ class PassagePlacement:
             "widened": self.widened,
             "n_calibration": self.n_calibration,
             "factor": self.factor,
-            "methods": [{**m.chart_data(), "chance": m.chance, "level": m.level} for m in self.methods],
+            "group": self.group,
+            "group_matched": self.group_matched,
+            "methods": [
+                {**m.chart_data(), "chance": m.chance, "tests": m.tests, "level": m.level} for m in self.methods
+            ],
         }
 
 
@@ -181,10 +206,22 @@ def place_passage(
     methods: Sequence[str] = PLACED_METHODS,
     factor: float = LENGTH_FACTOR,
     minimum: int = MIN_SIMILAR,
+    tests: int = 1,
+    group: str = PROSE,
 ) -> PassagePlacement:
     """Place a passage's ``scores`` (by method key, e.g. ``PassageAnalysis.scores``) and its scored token
-    count among ``calibration``'s passages of similar length, for each of ``methods`` both sides have."""
+    count among ``calibration``'s passages of similar length, for each of ``methods`` both sides have;
+    ``tests``: how many tests the passage's finding reads (``MethodPlacement.tests``); ``group``: the kind of
+    text it reads as, compared only with fresh passages of that kind when ``minimum`` of them are near its
+    length, else with every fresh passage."""
     positions, widened = similar_length(n_tokens, calibration.n_tokens, factor=factor, minimum=minimum)
+    n_own = None
+    if calibration.groups:
+        own = [i for i, g in enumerate(calibration.groups) if g == group]
+        near, own_widened = similar_length(n_tokens, [calibration.n_tokens[i] for i in own], factor=factor, minimum=1)
+        n_own = 0 if own_widened or not own else len(near)
+        if n_own >= minimum:
+            positions, widened = [own[i] for i in near], False
     placed = []
     for key in methods:
         value = scores.get(key)
@@ -203,6 +240,7 @@ def place_passage(
                 percentile=percentile_of(float(value), compared),
                 n_at_least=int(np.count_nonzero(compared >= value)),
                 calibration_scores=tuple(float(x) for x in compared),
+                tests=tests,
             )
         )
     if not placed:
@@ -220,6 +258,8 @@ def place_passage(
         methods=tuple(placed),
         factor=factor,
         minimum=minimum,
+        group=group,
+        n_own_group=n_own,
     )
 
 
@@ -237,8 +277,9 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     low, high = placement.token_range
     evidence = [_method_evidence(m) for m in placement.methods]
     evidence.append(
-        f"compared with {placement.n_similar} of the {placement.n_calibration} fresh passages, "
-        f"{low}–{high} tokens long (this passage: {placement.n_tokens} tokens)"
+        f"compared with {placement.n_similar} of the {placement.n_calibration} fresh passages"
+        + (f" ({GROUP_NAMES[placement.group]}, like this one)" if placement.group_matched else "")
+        + f", {low}–{high} tokens long (this passage: {placement.n_tokens} tokens)"
     )
     if deciding.chance <= 0.5:
         evidence.append(
@@ -247,7 +288,9 @@ def placement_finding(placement: PassagePlacement) -> Finding:
         )
     others = [m for m in placement.methods if m is not deciding]
     lengths = f"{low} tokens" if low == high else f"{low}–{high} tokens"
-    caveats = [FORMULAIC_CAVEAT, PROSE_CAVEAT]
+    caveats = [FORMULAIC_CAVEAT]
+    if placement.group != PROSE and not placement.group_matched:
+        caveats.append(other_form_caveat(placement.group, placement.n_own_group or 0))
     within = _n_within(placement)
     if not has_yardstick(placement):
         # No percentile in the numbers: passages of another length are no yardstick for this one.
@@ -301,7 +344,7 @@ def placement_finding(placement: PassagePlacement) -> Finding:
         headline = f"No clear sign the model has seen it: more predictable than {share}, within the range of new text."
     else:
         headline = f"More predictable than {share}: {STRENGTH[level]} the model may have seen it — evidence, not proof."
-    ceiling = next((lv for lv, limit in LEVEL_CHANCE if 1 / (deciding.n_compared + 1) <= limit), "none")
+    ceiling = level_of_chance(deciding.tests / (deciding.n_compared + 1))
     if deciding.percentile >= 90 and ceiling != "strong":
         caveats.append(
             f"With {deciding.n_compared} passages to compare with, the strongest possible reading is "

@@ -9,6 +9,7 @@ import dataclasses
 import typing
 
 from core.methods.base import Method, MethodConfigError
+from core.methods.extraction import Extraction
 from core.methods.loss import Loss
 from core.methods.min_k import MinK
 from core.methods.min_k_plus_plus import MinKPlusPlus
@@ -29,6 +30,7 @@ FAMILIES: dict[str, type[Method]] = {
         ReferenceModel,
         Neighbourhood,
         Recall,
+        Extraction,
     )
 }
 

@@ -30,9 +30,11 @@ from core.leakage.finding import leakage_finding
 from core.mcq.finding import mcq_finding, score_drop
 from core.mcq.study import MCQReport
 from core.membership.benchmark import BenchmarkResult
+from core.membership.extraction_finding import extraction_sentence
 from core.membership.finding import membership_finding, wording_rivals_detectors
 from core.membership.inspection import InspectedPassage
-from core.membership.passage_finding import PassagePlacement, placement_finding
+from core.membership.passage_finding import PassagePlacement
+from core.membership.passage_verdict import PassageVerdict
 from core.membership.summary import reportable_scores
 from core.overlap.finding import overlap_finding
 from core.overlap.run import SearchOutcome, match_location
@@ -40,6 +42,7 @@ from core.stats.finding import Finding
 from core.viz.banner import banner_html, finding_details_html
 from core.viz.calibration_plot import placement_strip
 from core.viz.csv_export import CONTEXT_COLUMNS, csv_text, result_csv
+from core.viz.extraction_panel import extraction_panel_html
 from core.viz.inference_plots import detector_weights, held_out_scores, split_p_values
 from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
@@ -402,9 +405,11 @@ def _scores_table(passage: InspectedPassage) -> str:
     return _table(("method", "score (higher = more likely seen)"), rows)
 
 
-def passage_section(passage: InspectedPassage, placement: PassagePlacement, *, model: str) -> ReportSection:
-    """One inspected passage: its place among fresh passages (the evidence), token confidence, coloured tokens."""
+def passage_section(passage: InspectedPassage, verdict: PassageVerdict, *, model: str) -> ReportSection:
+    """One inspected passage: its place among fresh passages and its continuation (the evidence), token
+    confidence, coloured tokens."""
     records = passage.analysis.records
+    placement = verdict.placement
     figures = [placement_strip(m, passage.name) for m in placement.methods]
     figures.append(confidence_figure([confidence_curve(records, passage.name)]))
     low, high = placement.token_range
@@ -416,6 +421,11 @@ def passage_section(passage: InspectedPassage, placement: PassagePlacement, *, m
         '<p class="label">Every method\'s score</p>',
         _scores_table(passage),
     ]
+    if verdict.view is not None and verdict.reading is not None:
+        panel = extraction_panel_html(verdict.view, extraction_sentence(verdict.reading, verdict.view))
+        details[:0] = ['<p class="label">Given the first half, what the model wrote</p>', f"<div>{panel}</div>"]
+    elif verdict.extraction_note:
+        details.insert(0, f'<p class="note">{escape(verdict.extraction_note)}</p>')
     if passage.n_dropped:
         details.insert(
             0,
@@ -424,7 +434,7 @@ def passage_section(passage: InspectedPassage, placement: PassagePlacement, *, m
         )
     return ReportSection(
         heading=f"Passage inspection · {passage.name} · {model}",
-        finding=placement_finding(placement),
+        finding=verdict.finding,
         figures=tuple(figures),
         meta=(
             f"Passage inspection · {records.n_tokens} tokens · perplexity {passage.analysis.perplexity:.1f} · "
@@ -436,32 +446,34 @@ def passage_section(passage: InspectedPassage, placement: PassagePlacement, *, m
 
 
 def passage_sections(
-    passages: Sequence[InspectedPassage], placements: Sequence[PassagePlacement], *, model: str
+    passages: Sequence[InspectedPassage], verdicts: Sequence[PassageVerdict], *, model: str
 ) -> list[ReportSection]:
     """One section per inspected passage (the Inspect page compares one or two)."""
-    if len(passages) != len(placements):
+    if len(passages) != len(verdicts):
         raise LeakLensError(
-            f"{len(passages)} passage(s) but {len(placements)} placement(s): place every passage among the "
-            "fresh passages (core.membership.passage_finding.place_passage) before reporting it."
+            f"{len(passages)} passage(s) but {len(verdicts)} verdict(s): give every passage its placement among "
+            "the fresh passages and its continuation (core.membership.passage_verdict.judge_passages) first."
         )
-    return [passage_section(p, pl, model=model) for p, pl in zip(passages, placements, strict=True)]
+    return [passage_section(p, v, model=model) for p, v in zip(passages, verdicts, strict=True)]
 
 
 PASSAGE_INTRO = (
     "Each passage is scored by the model and placed among passages freshly written for LeakLens (which no model "
-    "can have trained on) of similar length: far more predictable than all of them is a sign of memorisation."
+    "can have trained on) of similar length: far more predictable than all of them is a sign of memorisation. "
+    "The model is also given each passage's first half: writing the rest word for word, further than it "
+    "continues any fresh passage, is the plainest sign of all."
 )
 
 
 def passage_report(
     passages: Sequence[InspectedPassage],
-    placements: Sequence[PassagePlacement],
+    verdicts: Sequence[PassageVerdict],
     *,
     model: str,
     title: str = PASSAGE_TITLE,
 ) -> str:
     """The self-contained report of one or two inspected passages."""
-    return render_report(passage_sections(passages, placements, model=model), title=title, intro=PASSAGE_INTRO)
+    return render_report(passage_sections(passages, verdicts, model=model), title=title, intro=PASSAGE_INTRO)
 
 
 # --------------------------------------------------------------------------------------------- overlap

@@ -11,6 +11,7 @@ import pytest
 
 from core.cli import main
 from core.config import PROJECT_ROOT
+from core.stats.finding import LEVELS
 
 REPO = PROJECT_ROOT
 GETTYSBURG = (
@@ -33,6 +34,7 @@ def run_json(capsys, *args: str, stderr: list[str] | None = None) -> dict:
     return json.loads(captured.out)
 
 
+@pytest.mark.usefixtures("tiny_calibration")
 def test_json_output_has_tokens_and_every_score(capsys):
     payload = run_json(capsys, "--model", "tiny-random", "--text", "Hello <b>world</b>, again.")
     assert payload["model"] == "tiny-random"
@@ -43,6 +45,7 @@ def test_json_output_has_tokens_and_every_score(capsys):
     assert payload["perplexity"] > 1
 
 
+@pytest.mark.usefixtures("tiny_calibration")
 def test_methods_and_max_tokens_options(capsys):
     err: list[str] = []
     payload = run_json(
@@ -64,6 +67,35 @@ def test_methods_and_max_tokens_options(capsys):
     assert "tokens were dropped" in err[0]
 
 
+@pytest.mark.usefixtures("tiny_calibration")
+def test_the_finding_comes_first_and_is_written_with_the_placement_and_the_extraction(capsys, tmp_path):
+    out = tmp_path / "passage.json"
+    assert main(["inspect", "--model", "tiny-random", "--text", FRESH, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    document = json.loads(out.read_text(encoding="utf-8"))
+    finding = document["finding"]
+    assert printed.startswith(f"finding ({finding['level']}): {finding['headline']}")
+    assert finding["level"] in LEVELS
+    assert document["placement"]["n_calibration"] >= 300
+    extraction = document["extraction"]
+    assert extraction["prompt_tokens"] + extraction["continuation_tokens"] <= document["n_tokens"]
+    assert len(extraction["matched"]) == extraction["continuation_tokens"]
+    assert extraction["against_fresh"]["n_compared"] > 100
+    assert "model wrote:" in printed
+    skipped = run_json(capsys, "--model", "tiny-random", "--text", FRESH, "--no-extract")
+    assert skipped["extraction"] is None
+    assert skipped["finding"]["level"] in LEVELS
+
+
+@pytest.mark.usefixtures("tiny_calibration")
+def test_a_passage_too_short_to_split_gets_a_note_not_an_error(capsys):
+    payload = run_json(capsys, "--model", "tiny-random", "--text", "Too short.")
+    assert payload["extraction"] is None
+    assert payload["extraction_note"].startswith("Too short for the extraction test")
+    assert payload["extraction_note"] in payload["finding"]["caveats"]
+
+
+@pytest.mark.usefixtures("tiny_calibration")
 def test_text_table_output(capsys, tmp_path):
     passage = tmp_path / "passage.txt"
     passage.write_text("A short passage read from a file.", encoding="utf-8")
@@ -93,6 +125,7 @@ def test_bad_input_is_a_one_line_error_with_exit_2(capsys, args, message):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("tiny_calibration")
 def test_real_entry_point_runs_as_a_module():
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
@@ -107,6 +140,7 @@ def test_real_entry_point_runs_as_a_module():
     assert json.loads(done.stdout)["n_tokens"] > 0
 
 
+@pytest.mark.usefixtures("smollm2_calibration")  # the fresh passages scored once per session
 def test_smollm2_recognises_gettysburg_but_not_a_fresh_paragraph(capsys, smollm2):
     famous = run_json(capsys, "--model", "smollm2-135m", "--text", GETTYSBURG, "--methods", "loss")
     fresh = run_json(capsys, "--model", "smollm2-135m", "--text", FRESH, "--methods", "loss")
@@ -114,6 +148,7 @@ def test_smollm2_recognises_gettysburg_but_not_a_fresh_paragraph(capsys, smollm2
     assert fresh["perplexity"] > 60
 
 
+@pytest.mark.usefixtures("tiny_calibration")
 def test_detectors_with_extra_passes_score_one_passage(capsys):
     payload = run_json(
         capsys,
@@ -129,6 +164,7 @@ def test_detectors_with_extra_passes_score_one_passage(capsys):
     assert all(isinstance(v, float) for v in payload["scores"].values())
 
 
+@pytest.mark.usefixtures("tiny_calibration")
 def test_zlib_of_a_truncated_passage_compresses_the_scored_tokens_only(capsys):
     """`inspect --max-tokens` on a long text: zlib = −loss / compressed size of exactly the scored tokens."""
     import zlib

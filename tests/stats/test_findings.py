@@ -641,16 +641,16 @@ def test_at_the_minimum_length_a_passage_is_judged():
 
 
 def test_a_passage_with_no_fresh_passages_of_its_length_is_inconclusive():
-    from core.membership.passage_finding import MIN_SIMILAR, place_passage, placement_finding
+    from core.membership.passage_finding import LENGTH_FACTOR, MIN_SIMILAR, place_passage, placement_finding
 
     calibration = _fresh([78 + i for i in range(40)], [-3.0] * 40)
-    placement = place_passage({"loss": -9.0}, 30, calibration)  # 30 tokens: 20–45 is similar, none are
+    placement = place_passage({"loss": -9.0}, 30, calibration)  # 30 tokens: 15–60 is similar, none are
     assert placement.widened
     assert placement.n_similar == MIN_SIMILAR  # still placed, for the chart
     finding = placement_finding(placement)
     assert finding.level == "inconclusive"
     assert "no fresh passages of this length to compare with" in finding.headline
-    assert "none of the 40 freshly written passages are within 1.5 times" in finding.headline
+    assert f"none of the 40 freshly written passages are within {LENGTH_FACTOR:g} times" in finding.headline
     assert any("nearest in length" in c for c in finding.caveats)
     # Fourteen within the factor is still short of fifteen; fifteen is enough.
     near = _fresh([30] * 14 + [200] * 10, [-3.0] * 24)

@@ -18,6 +18,8 @@ from ui.freshness import STALE_HEADLINE
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "1_Inspect_a_passage.py")
 
+pytestmark = pytest.mark.usefixtures("tiny_calibration")  # the fresh passages scored once per session
+
 
 @pytest.fixture()
 def page(monkeypatch) -> AppTest:
@@ -316,13 +318,12 @@ def test_result_leads_with_the_passage_placed_among_fresh_passages(page):
     from core.membership.calibration import FRESH_KIND
     from core.store.results import ResultStore
 
-    app = _analyse(
-        page,
-        "A lighthouse keeper on a windless island counted umbrellas left by passing ferries, "
-        "one for every week the sea stayed calm, until the count outgrew the shed.",
+    ledger = " ".join(
+        f"Entry {i}: the clockmaker mended clock number {i * 7} for the harbour office." for i in range(90)
     )
+    app = _analyse(page, ledger)
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
-    # 30-odd tokens: too far from the shipped fresh passages' lengths (78+) to be placed among them (issue 26)
+    # 1,024 tokens scored: longer than all but a few fresh passages, so it cannot be placed among them (issue 26)
     assert len(banners) == 1
     assert "no fresh passages of this length to compare with" in banners[0]
     # No reading, so no chart carries one: the nearest passages come below, named for what they are (issue 26).
@@ -341,6 +342,7 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
     import csv
     import io
 
+    from core.membership.passage_finding import has_yardstick
     from ui.inspect import passage_verdict, scores_csv, token_csv
 
     page.button(key="inspect_example_famous").click().run()
@@ -354,7 +356,7 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
     banners = [m.value for m in app.markdown if 'class="leaklens-finding"' in m.value]
     assert len(banners) == 1
     assert f'data-level="{finding.level}"' in banners[0]
-    assert finding.level != "inconclusive"  # 116 tokens: enough fresh passages of similar length
+    assert has_yardstick(placement)  # 116 tokens: enough fresh passages of similar length to read it against
     # The chart under the banner: the deciding method, the same passages the banner counts.
     (chart,) = [c for c in app.get("plotly_chart") if c.key == "placement_Passage"]
     spec = json.loads(chart.proto.spec)

@@ -42,8 +42,14 @@ def test_check_connection_makes_the_served_model_the_active_one(home, vllm_endpo
 def test_inspect_scores_a_passage_on_the_served_model_without_min_k_plus_plus(monkeypatch, vllm_endpoint, tmp_path):
     from core.data.examples import GETTYSBURG
     from core.engine.served import Endpoint, connect
+    from core.membership.calibration import FRESH_PASSAGES_ENV, FRESH_PASSAGES_PATH
 
     monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "results.sqlite"))
+    # Forty of the fresh passages (a set of one's own, as $LEAKLENS_FRESH_PASSAGES allows): scoring all 411
+    # through a CPU server would take this test several minutes without telling it anything more.
+    few = tmp_path / "fresh.jsonl"
+    few.write_text("".join(FRESH_PASSAGES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:40]))
+    monkeypatch.setenv(FRESH_PASSAGES_ENV, str(few))
     served = connect(Endpoint(vllm_endpoint, api_key_env=KEY_VAR))
     monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", served.spec)
     app = AppTest.from_file(str(REPO / "pages" / "1_Inspect_a_passage.py"), default_timeout=600)
@@ -57,6 +63,8 @@ def test_inspect_scores_a_passage_on_the_served_model_without_min_k_plus_plus(mo
     assert "Min-K%++" not in labels
     captions = [c.value for c in app.caption]
     assert any(c.startswith("Min-K%++ needs the full next-token distribution") for c in captions)
+    panels = [h.proto.body for h in app.get("html") if "The model wrote" in h.proto.body]
+    assert len(panels) == 1  # the server continued the passage's first half
 
 
 def test_the_mcq_page_probes_the_served_model_and_stores_the_run(monkeypatch, vllm_endpoint, tmp_path):

@@ -26,7 +26,7 @@ from core.leakage.finding import leakage_finding
 from core.leakage.run import run_leakage_test
 from core.membership.calibration import load_fresh_passages, stored_fresh_calibration
 from core.membership.inspection import inspect_passages
-from core.membership.passage_finding import place_passage, placement_finding
+from core.membership.passage_verdict import judge_passages
 from core.overlap.backends import get_backend
 from core.overlap.finding import overlap_finding
 from core.overlap.indexing import build_index
@@ -50,7 +50,8 @@ CPU = ScoringSetup("cpu", "float32")
 
 
 def build_passage_report(lm: LoadedModel, root: Path) -> tuple[str, list[Finding]]:
-    """Two inspected passages (a famous one with a planted script tag, a fresh one), placed among fresh text."""
+    """Two inspected passages (a famous one with a planted script tag, a fresh one), placed among fresh text
+    and continued from their first halves."""
     demo = load_labelled_dataset("demo:famous-vs-fresh", limit=12)
     famous = next(t for t, y in zip(demo.texts, demo.labels) if y == 1)
     fresh = next(t for t, y in zip(demo.texts, demo.labels) if y == 0)
@@ -62,9 +63,9 @@ def build_passage_report(lm: LoadedModel, root: Path) -> tuple[str, list[Finding
         setup=CPU,
         passages=load_fresh_passages()[:40],
     )
-    placements = [place_passage(p.analysis.scores, p.analysis.records.n_tokens, calibration) for p in found]
-    html = passage_report(found, placements, model=lm.spec)
-    return html, [placement_finding(p) for p in placements]
+    verdicts = judge_passages(lm, [(p.analysis.scores, p.analysis.records) for p in found], calibration)
+    html = passage_report(found, verdicts, model=lm.spec)
+    return html, [v.finding for v in verdicts]
 
 
 def build_leakage_report(lm: LoadedModel) -> tuple[str, LeakageReport]:
@@ -145,6 +146,8 @@ def test_passage_report_from_a_real_inspection(tiny_lm, tmp_path):
     assert "Token probability" in body
     assert "freshly written passages" in body
     assert "perplexity (lower = more predictable)" in body
+    assert body.count("Given the first half, what the model wrote") == 2  # the extraction panel, per passage
+    assert "The model wrote" in body
     # the evidence (the loss strip) comes right after the section heading, before the details and heatmap
     section = body[body.index('<section id="run-1">') : body.index('<section id="run-2">')]
     assert section.index('class="plotly-graph-div"') < section.index("Evidence") < section.index("ll-heatmap")
