@@ -98,7 +98,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=20, help="random splits for the false-positive rate")
     args = parser.parse_args()
     info = machine()
-    passages = load_text_set(str(FRESH_PASSAGES_PATH))
+    full = load_text_set(str(FRESH_PASSAGES_PATH))
+    # The first 72 passages (English prose), the set the recorded results were measured on.
+    passages = TextSet(full.name, full.texts[:72], full.ids[:72], full.source, full.text_col, [])
     trained, unseen = halves(passages)
     base = load_model(args.model)
     started = time.perf_counter()

@@ -113,7 +113,10 @@ def extraction_sentence(reading: ExtractionReading, view: ExtractionView) -> str
             f"the model wrote the next {count(view.leading_words, 'word')} exactly "
             f"({reading.leading} of {count(reading.length, 'token')})"
         )
-    if reading.n_at_least == 0:
+    if reading.leading == 0:
+        same = sum(1 for x in reading.fresh_leading if x == 0)
+        fresh = f"{same} of {reading.n_compared} freshly written passages were not continued word for word either"
+    elif reading.n_at_least == 0:
         fresh = f"no freshly written passage was continued beyond {count(reading.best_fresh, 'token')}"
     else:
         fresh = f"{reading.n_at_least} of {reading.n_compared} freshly written passages were continued at least as far"
@@ -139,15 +142,19 @@ def extraction_finding(reading: ExtractionReading, view: ExtractionView) -> Find
     if level in EXPOSURE_LEVELS:
         return Finding(level, f"{sentence[:-1]}: {STRENGTH[level]} the model has seen it.", evidence, caveats, numbers)
     if reading.chance >= NONE_CHANCE:
-        return Finding("none", f"Not continued word for word: {sentence}", evidence, caveats, numbers)
+        return Finding("none", f"Not continued word for word: {_lower_first(sentence)}", evidence, caveats, numbers)
     return Finding(
         "inconclusive",
-        f"Cannot tell from the continuation: {sentence[:-1]}, further than most new text but not far enough "
-        "to count as a sign.",
+        f"Cannot tell from the continuation: {_lower_first(sentence)[:-1]}, further than most new text but not "
+        "far enough to count as a sign.",
         evidence,
         caveats,
         numbers,
     )
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
 
 
 RANK = {"strong": 3, "moderate": 2, "weak": 1}

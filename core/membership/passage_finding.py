@@ -349,7 +349,8 @@ def placement_finding(placement: PassagePlacement) -> Finding:
         caveats.append(
             f"With {deciding.n_compared} passages to compare with, the strongest possible reading is "
             f"{ceiling}: even text above all of them could be new text scoring high by chance "
-            f"(1 in {deciding.n_compared + 1})."
+            f"(1 in {deciding.n_compared + 1}"
+            + (", counted twice since two tests were read)." if deciding.tests > 1 else ").")
         )
     for other in others:
         if other.level != level:

@@ -72,10 +72,11 @@ def test_the_sentence_says_what_the_model_wrote_and_how_far_new_text_goes():
     assert "the model wrote the rest word for word (50 words, 64 tokens)" in whole.headline
     none = extraction_finding(ExtractionReading(0, 64, fresh), _view(28, 0))
     assert none.level == "none"
-    assert none.headline.startswith("Not continued word for word: Given the first 28 words, the model's continuation")
+    assert none.headline.endswith("150 of 199 freshly written passages were not continued word for word either.")
+    assert none.headline.startswith("Not continued word for word: given the first 28 words, the model's continuation")
     middle = extraction_finding(ExtractionReading(3, 64, tuple([0] * 30 + [3] * 6)), _view(28, 2))
     assert middle.level == "inconclusive"  # chance 7/37: above most new text, not far enough
-    assert middle.headline.startswith("Cannot tell from the continuation")
+    assert middle.headline.startswith("Cannot tell from the continuation: given the first 28 words")
 
 
 def test_a_verbatim_continuation_carries_a_passage_the_placement_calls_ordinary():

