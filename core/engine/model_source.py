@@ -15,6 +15,9 @@ from core.engine.capabilities import ALL_CAPABILITIES, exclusion_note, unmet
 from core.engine.models import LoadedModel
 from core.engine.served import ServedModel, ServedModelError
 
+REPLACEMENT = "\ufffd"
+"""What a decoder shows for the first bytes of a character whose last byte is in a later token."""
+
 ScoringModel = LoadedModel | ServedModel
 """A model source the tests read: loaded in this process, or behind a server."""
 
@@ -62,3 +65,8 @@ def decode(model: ScoringModel, ids: Sequence[int]) -> str:
         return model.detokenize(ids)
     # One flat list of ids decodes to one string (transformers types the result str | list[str]).
     return cast(str, model.tokenizer.decode(list(ids), clean_up_tokenization_spaces=False))
+
+
+def decode_complete(model: ScoringModel, ids: Sequence[int]) -> str:
+    """Decoded ids without a trailing partial character (byte-level tokens may split a character)."""
+    return decode(model, ids).rstrip(REPLACEMENT)

@@ -25,13 +25,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.data.questions import MCQuestion, PromptLayout
-from core.engine.model_source import ScoringModel, decode, encode, encode_with_offsets
+from core.engine.model_source import ScoringModel, decode, decode_complete, encode, encode_with_offsets
 from core.errors import InputTextError
 
 CutMode = Literal["chars", "words"]
 CUT_MODES: tuple[str, ...] = ("chars", "words")
 Boundary = Literal["aligned", "retokenized", "inside_token"]
-REPLACEMENT = "\ufffd"
 
 
 def cut_offset(option: str, mode: CutMode = "chars") -> int:
@@ -139,14 +138,9 @@ def _probe(lm: ScoringModel, question: MCQuestion, k: int, prefix: str, truth: s
     )
 
 
-def _complete_text(lm: ScoringModel, ids: Sequence[int]) -> str:
-    """Decoded ids without a trailing partial character (byte-level tokens may split a character)."""
-    return decode(lm, ids).rstrip(REPLACEMENT)
-
-
 def _head(lm: ScoringModel, context: Sequence[int], prefix: str, covered: int) -> str:
     """Prefix characters the context does not spell out, which the expected token must produce."""
-    spelled = _complete_text(lm, context)
+    spelled = decode_complete(lm, context)
     if prefix.startswith(spelled):
         return prefix[len(spelled) :]
     # A tokenizer whose decoding normalises text: fall back to the offsets.
@@ -156,7 +150,7 @@ def _head(lm: ScoringModel, context: Sequence[int], prefix: str, covered: int) -
 def continuation_text(lm: ScoringModel, probe: Probe, generated: Sequence[int]) -> str:
     """What the generated tokens add to the context's text (decoded together, so merges stay right)."""
     context = list(probe.context_ids[1:])
-    before = _complete_text(lm, context)
+    before = decode_complete(lm, context)
     after = decode(lm, context + list(generated))
     if after.startswith(before):
         return after[len(before) :]

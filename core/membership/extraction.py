@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.engine.model_source import ScoringModel, decode
+from core.engine.model_source import ScoringModel, decode, decode_complete
 from core.engine.records import TokenRecords, scored_text
 from core.methods.extraction import Continuation
 
@@ -22,21 +22,17 @@ class ExtractionView:
     """Words of the passage the model reproduced exactly from the start of the continuation."""
 
 
-REPLACEMENT = "\ufffd"
-"""What a decoder shows for the first bytes of a character whose last byte is in a later token."""
-
-
 def _pieces_in_context(lm: ScoringModel, context: list[int], generated: tuple[int, ...]) -> tuple[str, ...]:
     """The text each generated token adds after the prompt, decoded together with it: a character split over
     tokens (or over the prompt's end) appears once, with the token that completes it."""
     pieces: list[str] = []
-    before = decode(lm, context).rstrip(REPLACEMENT)
+    before = decode_complete(lm, context)
     ids = list(context)
     for token in generated:
         if token < 0:  # the context ran out before this position
             break
         ids.append(token)
-        after = decode(lm, ids).rstrip(REPLACEMENT)
+        after = decode_complete(lm, ids)
         pieces.append(after[len(before) :] if after.startswith(before) else decode(lm, [token]))
         before = after if after.startswith(before) else before + pieces[-1]
     return tuple(pieces)
