@@ -62,6 +62,8 @@ def test_search_shows_heatmap_and_highlighted_matches(overlap_app, browser_page,
     assert marks.count() >= 2 * (len(corpus.exact_in_plain) + 1)
     first_pair = page.locator(".ll-pair").first
     assert first_pair.locator("mark").count() >= 2
+    # Plotly draws after the page's text has arrived: wait for the chart before counting it.
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
     assert page.locator(".js-plotly-plot").count() == 1
     assert page.get_by_text("contamination_report.tsv").first.is_visible()
     # The files behind the downloads live in the cache, where a size-bounded clean-up finds them.
