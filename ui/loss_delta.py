@@ -1,5 +1,6 @@
-"""Streamlit pieces of the Loss delta page: a loss-delta report, verdict first, then the downloads, the tables,
-the Δ² chart with the study's threshold and the reference-set check.
+"""Streamlit pieces of the Loss delta page: a loss-delta report, verdict first (with a base model, how fine-tuning
+moved each set's loss just under it), then the downloads, the tables, the Δ² chart with the study's threshold
+and the reference-set check.
 
 The statistics and the verdict come from ``core.leakage``, its sentences from ``core.leakage.describe``, the
 charts from ``core.viz.leakage_plots`` and the downloads from ``core.viz.leakage_export``.
@@ -21,7 +22,7 @@ from core.leakage.describe import (
 )
 from core.leakage.finding import leakage_finding
 from core.viz.leakage_export import problems_csv, summary_csv
-from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
+from core.viz.leakage_plots import delta2_bars, delta_bars, loss_change_html, problem_scatter
 from core.viz.report import leakage_report
 from ui.common import metric_columns
 from ui.finding import finding_banner
@@ -34,6 +35,9 @@ def show_report(report: LeakageReport, threshold: float) -> None:
     finding = leakage_finding(report)
     st.subheader(f"{data_label(report)} · {models_tested(report)}")
     finding_banner(finding)
+    changes = loss_change_html(report)
+    if changes:
+        st.html(changes)
     st.plotly_chart(delta_bars(report), width="stretch", key="ld_bars")
     with controls("ld_exports"):
         cols = st.columns(3)

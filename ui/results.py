@@ -15,7 +15,7 @@ from core.results.report import stored_runs_report
 from core.results.stored import StoredResult, run_card, stored_csv, try_open
 from core.store.results import ResultStore, RunInfo
 from core.viz.inference_plots import detector_weights, split_p_values
-from core.viz.leakage_plots import delta2_bars
+from core.viz.leakage_plots import delta2_bars, loss_change_html
 from core.viz.mcq_plots import mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import roc_overlay, top_methods
 from core.viz.run_cards import RunCard
@@ -138,6 +138,7 @@ def _more_delta(stored: StoredResult) -> None:
             f"{'paired by task id' if leakage.paired else 'unpaired'} · significance test: {leakage.test_used}"
         )
         if leakage.delta2_table():
+            st.html(loss_change_html(leakage))
             st.plotly_chart(delta2_bars(leakage), width="stretch", key="results_delta2_bars")
         st.dataframe(leakage.delta_table(), hide_index=True, width="stretch", key="results_delta_models")
 

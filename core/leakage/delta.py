@@ -158,6 +158,40 @@ def delta_stats(
 
 
 @dataclass(frozen=True)
+class LossChange:
+    """How fine-tuning moved one set's mean loss: the base model's, the fine-tuned model's, and the change."""
+
+    base: float
+    tuned: float
+    ci: tuple[float, float]
+    """95% bootstrap interval of the change, resampling per-problem differences tuned − base."""
+
+    @property
+    def change(self) -> float:
+        return self.tuned - self.base
+
+    def to_dict(self) -> dict[str, object]:
+        return {"base": self.base, "tuned": self.tuned, "change": self.change, "ci": list(self.ci)}
+
+
+def loss_change(
+    tuned: Sequence[float] | np.ndarray,
+    base: Sequence[float] | np.ndarray,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> LossChange:
+    """The change of one set's loss from the base model to the fine-tuned one, problem by problem.
+
+    Both models scored the same problems in the same order, so the change is a paired bootstrap of the
+    per-problem differences (the same resampling as a paired Δ).
+    """
+    t, b = np.asarray(tuned, float), np.asarray(base, float)
+    boot = bootstrap_deltas(t, b, paired=True, n_resamples=n_resamples, seed=seed)
+    return LossChange(float(b.mean()), float(t.mean()), percentile_ci(boot))
+
+
+@dataclass(frozen=True)
 class ModelDelta:
     """One model's row of the study's tables; Δ² fields are set when a base model was given."""
 
@@ -167,6 +201,10 @@ class ModelDelta:
     base_stats: DeltaStats | None = None
     delta2_ci: tuple[float, float] | None = None
     """Bootstrap interval of Δ², resampling the same problems for the model and its base."""
+    test_change: LossChange | None = None
+    """How fine-tuning moved the benchmark's loss against the base model (None without one)."""
+    ref_change: LossChange | None = None
+    """How fine-tuning moved the reference set's loss against the base model (None without one)."""
 
     @property
     def delta2(self) -> float | None:
@@ -187,6 +225,8 @@ class ModelDelta:
             "delta_base": None if self.base_stats is None else self.base_stats.delta,
             "delta2": self.delta2,
             "delta2_ci": None if self.delta2_ci is None else list(self.delta2_ci),
+            "test_change": None if self.test_change is None else self.test_change.to_dict(),
+            "ref_change": None if self.ref_change is None else self.ref_change.to_dict(),
         }
 
 
@@ -410,7 +450,7 @@ def build_leakage_report(
     for req in requests:
         own = losses[req.model]
         own_stats = delta_stats(own.test_losses, own.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
-        base_stats = delta2_ci = None
+        base_stats = delta2_ci = test_change = ref_change = None
         if req.base_model:
             base = losses[req.base_model]
             base_stats = delta_stats(base.test_losses, base.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed)
@@ -420,7 +460,10 @@ def build_leakage_report(
                 base.test_losses, base.ref_losses, sets.paired, n_resamples=n_resamples, seed=seed
             )
             delta2_ci = percentile_ci(boot - boot_base)
-        rows.append(ModelDelta(req.model, req.base_model, own_stats, base_stats, delta2_ci))
+            options = {"n_resamples": n_resamples, "seed": seed}
+            test_change = loss_change(own.test_losses, base.test_losses, **options)
+            ref_change = loss_change(own.ref_losses, base.ref_losses, **options)
+        rows.append(ModelDelta(req.model, req.base_model, own_stats, base_stats, delta2_ci, test_change, ref_change))
     scored = tuple(losses[name] for name in distinct_specs(requests))
     return LeakageReport(
         test_name=sets.test.name,

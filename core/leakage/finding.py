@@ -7,18 +7,27 @@ claims to the membership tests. Rules per model, in order (Δ², against the bas
 - fewer than ``MIN_PROBLEMS`` problems on either side (benchmark or reference set; pairs, when the sets are
   paired by task id) -> ``inconclusive`` whatever the interval says (a bootstrap over one to four problems
   only re-draws the same few values);
+- with a base model, a Δ² interval below 0 whose benchmark did not get easier -> ``confounded``: the 95%
+  interval of the benchmark's loss change (fine-tuned − base, per problem) includes 0 or lies above it, so Δ²
+  fell only because the reference set's loss rose more. That is a shift of style (the fine-tune moved text
+  like the reference set), not a sign the fine-tuning data held the benchmark: fine-tuning on half of
+  HumanEval raised the untrained half's loss by +0.048 and the built-in reference set's by +0.206, and Δ²
+  read −0.159 (95% CI −0.247 to −0.080). A ``ModelDelta`` without the loss changes skips this rule;
 - the 95% interval lies below 0 -> graded by its upper end: <= −0.3 ``strong``, <= −0.1 ``moderate``, else
   ``weak``;
 - its lower end lies above −``NONE_MARGIN`` -> ``none``: the data rule out the benchmark being easier by a
   useful amount (an interval inside ±0.05, or one above 0: the benchmark is harder than the reference);
 - otherwise (the interval includes 0 and reaches below −``NONE_MARGIN``) -> ``inconclusive``, with about how
   many more problems per set would settle it.
-The run's finding is the strongest of its models' (an exposure level, then ``inconclusive``, then ``none``).
+The run's finding is the strongest of its models' (``RANKING``): an exposure level, then ``confounded``, then
+``inconclusive``, then ``none``. Exposure first, because one model's real sign is what the run must report;
+``confounded`` before ``inconclusive`` and ``none``, because a Δ² past the exposure line needs its
+explanation on top, as a blind baseline's confound leads the membership verdict.
 """
 
 from __future__ import annotations
 
-from core.leakage.delta import LeakageReport, ModelDelta
+from core.leakage.delta import LeakageReport, LossChange, ModelDelta
 from core.stats.finding import EXPOSURE_LEVELS, Finding, Level, count, interval, texts_needed
 
 STRONG_UPPER = -0.3
@@ -39,6 +48,13 @@ SCOPE = (
     "Δ says the benchmark (or its style) is easier for the model than the reference set, not that the "
     "model saw these exact problems; item-level claims need the membership tests."
 )
+STYLE_SHIFT = (
+    "Fine-tuning moved the reference set's loss more than the benchmark's: the two sets differ in style, and the "
+    "fine-tune moved text like the reference set. A reference set in the benchmark's own format (for HumanEval, "
+    "the HumanEval shadow set) measures Δ² without this shift."
+)
+RANKING: tuple[str, ...] = (*EXPOSURE_LEVELS, "confounded", "inconclusive", "none")
+"""Which model's finding becomes the run's: the first level here (see the module docstring for why)."""
 
 
 def _sizes(n_test: int, n_ref: int) -> str:
@@ -64,7 +80,8 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
         b = row.base_stats
         evidence.append(
             f"base {row.base_model}: Δ {b.delta:+.3f}; the fine-tune moved the test loss by "
-            f"{s.l_test - b.l_test:+.3f} and the reference loss by {s.l_ref - b.l_ref:+.3f}"
+            f"{_moved(row.test_change, s.l_test - b.l_test)} and the reference loss by "
+            f"{_moved(row.ref_change, s.l_ref - b.l_ref)}"
         )
         value, (lo, hi), name = row.delta2, row.delta2_ci, "Δ²"
         subject = f"fine-tuning made {report.test_name} (or its style) easier for {row.model} than for its base model"
@@ -90,6 +107,13 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
             numbers,
         )
     if hi < 0:
+        test, ref = row.test_change, row.ref_change
+        if name == "Δ²" and test is not None and ref is not None and test.ci[1] >= 0:
+            numbers = (
+                f"Δ² {value:+.3f} nats per token ({interval(lo, hi, '+.3f')}) · {_base_to_tuned(test, ref)} · "
+                f"{s.n_test} + {s.n_ref} problems"
+            )
+            return _style_shift(report, row, test, ref, evidence, (*caveats, STYLE_SHIFT), numbers)
         level: Level = "strong" if hi <= STRONG_UPPER else "moderate" if hi <= MODERATE_UPPER else "weak"
         return Finding(
             level, f"{level.capitalize()} evidence that {subject}: {meaning}.", tuple(evidence), tuple(caveats), numbers
@@ -118,10 +142,57 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
     )
 
 
+def _moved(change: LossChange | None, value: float) -> str:
+    """``+0.048 (95% interval +0.010 to +0.090)`` when the change was bootstrapped, else the plain difference."""
+    if change is None:
+        return f"{value:+.3f}"
+    return f"{change.change:+.3f} ({interval(*change.ci, '+.3f')})"
+
+
+def _between(change: LossChange) -> str:
+    """A change and its interval in plain words: ``+0.048 per token, likely between +0.010 and +0.090``."""
+    return f"{change.change:+.3f} per token, likely between {change.ci[0]:+.3f} and {change.ci[1]:+.3f}"
+
+
+def _base_to_tuned(test: LossChange, ref: LossChange) -> str:
+    """Each set's loss on the base and the fine-tuned model, and the change with its interval."""
+    return (
+        f"benchmark loss {test.base:.3f} base → {test.tuned:.3f} fine-tuned, {_moved(test, test.change)} · "
+        f"reference loss {ref.base:.3f} → {ref.tuned:.3f}, {_moved(ref, ref.change)}"
+    )
+
+
+def _style_shift(
+    report: LeakageReport,
+    row: ModelDelta,
+    test: LossChange,
+    ref: LossChange,
+    evidence: list[str],
+    caveats: tuple[str, ...],
+    numbers: str,
+) -> Finding:
+    """``confounded``: Δ² fell because the reference set got harder, while the benchmark did not get easier.
+
+    The headline gives both changes in plain words (the numbers line under it has them as losses with 95%
+    intervals): which way fine-tuning moved each set, by how much, and how sure that is."""
+    if test.ci[0] > 0:
+        benchmark = f"made {report.test_name} harder for {row.model}, not easier ({_between(test)})"
+    else:
+        benchmark = f"did not make {report.test_name} easier for {row.model} ({_between(test)})"
+    if ref.change > 0:
+        reference = f"made the reference set harder{' still' if test.ci[0] > 0 else ''} ({_between(ref)})"
+        why = "the gap comes from the reference set's style, not a sign of leakage"
+    else:
+        reference = f"made the reference set easier ({_between(ref)})"
+        why = "with no clear change on the benchmark itself, the gap is no sign of leakage"
+    headline = f"Not a fair test: fine-tuning {benchmark}, and {reference}; {why}."
+    return Finding("confounded", headline, tuple(evidence), caveats, numbers)
+
+
 def leakage_finding(report: LeakageReport) -> Finding:
-    """The strongest model finding of the run, with every model's numbers as evidence."""
+    """The strongest model finding of the run (``RANKING``), with every model's numbers as evidence."""
     findings = [model_finding(report, row) for row in report.models]
-    order = {level: i for i, level in enumerate((*EXPOSURE_LEVELS, "inconclusive", "none"))}
+    order = {level: i for i, level in enumerate(RANKING)}
     chosen = min(findings, key=lambda f: order.get(f.level, len(order)))
     evidence = tuple(line for f in findings for line in f.evidence)
     caveats = (*report.dropped_notes(), *chosen.caveats, *((report.flag_note,) if report.flag_note else ()))

@@ -1,19 +1,32 @@
-"""Figures for the loss-delta test: the study's tables as pictures, and per-problem losses.
+"""Figures for the loss-delta test: the study's tables as pictures, per-problem losses, and how fine-tuning moved
+each set's loss against the base model.
 
 Pages and reports draw the same figures from a ``LeakageReport``; nothing here computes statistics. The
 series are neutral blues and greys: red, amber, green, grey and purple say a finding's level (the verdict
-banner) and nothing else.
+banner) and nothing else. The loss-change table is HTML with every style inline, so it reads the same on a
+page and in a saved report.
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 
-from core.leakage.delta import DELTA2_THRESHOLD, DeltaStats, LeakageReport
-from core.viz.style import AXIS_COLOUR, CHANCE_COLOUR, NEUTRAL_COLOUR, plotly_text, style_figure
+from core.data.demo import dataset_label
+from core.leakage.delta import DELTA2_THRESHOLD, DeltaStats, LeakageReport, LossChange, ModelDelta
+from core.viz.style import (
+    AXIS_COLOUR,
+    CHANCE_COLOUR,
+    FONT_FAMILY,
+    GRID_COLOUR,
+    NEUTRAL_COLOUR,
+    TEXT_COLOUR,
+    plotly_text,
+    style_figure,
+)
 
 TEST_COLOUR = "#1f4e79"
 """The benchmark's losses: dark blue."""
@@ -22,13 +35,19 @@ REF_COLOUR = "#9ecae1"
 DELTA2_COLOUR = NEUTRAL_COLOUR
 DIAGONAL_COLOUR = "#7f7f7f"
 TOP_LEGEND = {"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom"}
+NOTE_COLOUR = "#5b6670"
+HEADER_BACKGROUND = "#f2f6f8"
+
+
+def short_model_name(spec: str) -> str:
+    """A model as a figure or table names it: a local folder by its name (never the whole path), a hub id or
+    bundled name as given."""
+    return Path(spec).name if spec.startswith(("/", "./", "../", "~")) and Path(spec).name else spec
 
 
 def model_name(spec: str) -> str:
-    """A model as a chart labels it: a local folder by its name (never the whole path), a hub id or bundled name
-    as given; escaped for Plotly."""
-    short = Path(spec).name if spec.startswith(("/", "./", "../", "~")) and Path(spec).name else spec
-    return plotly_text(short)
+    """``short_model_name`` escaped for Plotly."""
+    return plotly_text(short_model_name(spec))
 
 
 def _groups(report: LeakageReport) -> list[tuple[str, DeltaStats]]:
@@ -195,3 +214,72 @@ def problem_scatter(report: LeakageReport, model: str) -> go.Figure:
         legend=TOP_LEGEND,
     )
     return fig
+
+
+def _direction(change: LossChange) -> str:
+    """The change in words, from its interval: a rise or a fall only when the interval excludes 0."""
+    if change.ci[0] > 0:
+        return "rose"
+    if change.ci[1] < 0:
+        return "fell"
+    return "no clear change"
+
+
+def _cell(text: str, *, header: bool = False, left: bool = False, wrap: bool = False) -> str:
+    """One table cell with inline style: numbers right-aligned and kept on one line, so columns line up."""
+    tag = "th" if header else "td"
+    style = f"border:1px solid {GRID_COLOUR};padding:4px 10px;text-align:{'left' if left else 'right'};"
+    style += "" if wrap else "white-space:nowrap;"
+    style += f"background:{HEADER_BACKGROUND};font-weight:600;" if header else ""
+    return f'<{tag} style="{style}">{html.escape(text)}</{tag}>'
+
+
+def _change_row(role: str, name: str, change: LossChange) -> str:
+    lo, hi = change.ci
+    cells = (
+        _cell(f"{role}: {dataset_label(name)}", left=True, wrap=True),
+        _cell(f"{change.base:.3f}"),
+        _cell(f"{change.tuned:.3f}"),
+        _cell(f"{change.change:+.3f} ({lo:+.3f} to {hi:+.3f})"),
+        _cell(_direction(change), left=True),
+    )
+    return f'<tr data-set="{role.lower()}">{"".join(cells)}</tr>'
+
+
+def _change_table(report: LeakageReport, row: ModelDelta, test: LossChange, ref: LossChange) -> str:
+    header = "".join(
+        _cell(h, header=True, left=i in (0, 4), wrap=i == 0)
+        for i, h in enumerate(
+            ("Set", "Base model's loss", "Fine-tuned model's loss", "Change (95% interval)", "In words")
+        )
+    )
+    tuned, base = short_model_name(row.model), short_model_name(row.base_model or "")
+    title = html.escape(f"How fine-tuning moved each set's loss: {tuned} against its base model {base}")
+    delta2 = f"{row.delta2:+.3f}" if row.delta2 is not None else "–"
+    return (
+        f'<div style="font-weight:600;margin:0 0 6px">{title}</div>'
+        '<table style="border-collapse:collapse;width:100%;font-size:14px;margin:0 0 4px">'
+        f"<thead><tr>{header}</tr></thead><tbody>"
+        f"{_change_row('Benchmark', report.test_name, test)}{_change_row('Reference set', report.ref_name, ref)}"
+        "</tbody></table>"
+        f'<div style="font-size:12px;color:{NOTE_COLOUR};margin-bottom:8px">Mean loss per solution token (lower = '
+        f"easier). Δ² {delta2} = the benchmark's change minus the reference set's: a Δ² below zero points at the "
+        "benchmark only when the benchmark's own loss fell.</div>"
+    )
+
+
+def loss_change_html(report: LeakageReport) -> str:
+    """Each set's loss on the base and the fine-tuned model side by side, with the change and its interval, one
+    table per model with a base model; empty when no model has one."""
+    tables = [
+        _change_table(report, m, m.test_change, m.ref_change)
+        for m in report.models
+        if m.test_change is not None and m.ref_change is not None
+    ]
+    if not tables:
+        return ""
+    return (
+        f'<div class="leaklens-loss-change" style="font-family:{html.escape(FONT_FAMILY)};color:{TEXT_COLOUR};'
+        f'background:#ffffff;border:1px solid {GRID_COLOUR};border-radius:6px;padding:10px 12px;margin:0 0 12px">'
+        f"{''.join(tables)}</div>"
+    )

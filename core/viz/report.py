@@ -44,7 +44,7 @@ from core.viz.calibration_plot import placement_strip
 from core.viz.csv_export import CONTEXT_COLUMNS, csv_text, result_csv
 from core.viz.extraction_panel import extraction_panel_html
 from core.viz.inference_plots import detector_weights, held_out_scores, split_p_values
-from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
+from core.viz.leakage_plots import delta2_bars, delta_bars, loss_change_html, problem_scatter
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
 from core.viz.overlap_plots import contamination_heatmap, highlighted_html, item_overlap_chart
@@ -106,6 +106,9 @@ class ReportSection:
     """One plain line under the heading (sizes, run id); escaped when rendered."""
     details: str = ""
     """Tables and notes as HTML, built in this module from escaped data."""
+    lead: str = ""
+    """HTML shown right under the evidence chart, before the finding's details: a small table the verdict rests
+    on (built by ``core.viz`` from escaped data)."""
 
 
 def results_csv(results: Sequence[BenchmarkResult]) -> str:
@@ -279,7 +282,8 @@ def membership_sections(results: Sequence[BenchmarkResult]) -> list[ReportSectio
 
 
 def leakage_section(report: LeakageReport) -> ReportSection:
-    """Loss bars with Δ per model (the evidence), Δ² against base models, per-problem losses, the table."""
+    """Loss bars with Δ per model (the evidence), how fine-tuning moved each set's loss (with a base model), Δ²
+    against base models, per-problem losses, the table."""
     first = report.models[0].stats
     figures = [delta_bars(report)]
     if any(m.delta2 is not None for m in report.models):
@@ -316,6 +320,7 @@ def leakage_section(report: LeakageReport) -> ReportSection:
             f"significance test: {report.test_used}"
         ),
         details="".join(details),
+        lead=loss_change_html(report),
     )
 
 
@@ -596,7 +601,7 @@ def render_report(
         evidence, *more = section.figures or (None,)
         if evidence is not None:
             parts.append(_figure_html(evidence))
-        parts.append(finding_details_html(section.finding))
+        parts += [section.lead, finding_details_html(section.finding)]
         parts += [_figure_html(figure) for figure in more]
         parts += [section.details, "</section>"]
     parts.append("</body></html>")

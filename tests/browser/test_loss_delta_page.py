@@ -1,6 +1,7 @@
-"""Real-browser tests of the Loss-delta page: a paired run with a base model draws bars, Δ² and the scatter;
-the README tour step ends with the verdict in view (and Present mode shows it with no input); a run cancelled
-midway keeps what it stored and running again resumes it."""
+"""Real-browser tests of the Loss-delta page: a paired run with a base model draws bars, Δ² and the scatter,
+and shows how each set's loss moved; a fine-tune whose Δ² comes from the reference set reads confounded, with
+both sets' changes in view; the README tour step ends with the verdict in view (and Present mode shows it with
+no input); a run cancelled midway keeps what it stored and running again resumes it."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from core.data.problems import builtin_problems
-from core.engine.models import bundled_tokenizer, tiny_random_model
+from core.data.problems import ProblemSet, builtin_problems
+from core.engine.models import bundled_tokenizer, load_model, tiny_random_model
 from core.leakage.stored import KIND
 from core.store.results import ResultStore
 from tests.browser.helpers import (
@@ -26,6 +27,7 @@ from tests.browser.helpers import (
     wait_until_partly_done,
 )
 from tests.browser.server import streamlit_server
+from tests.helpers.style_shift import style_shift
 
 pytestmark = pytest.mark.browser
 
@@ -115,12 +117,84 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     assert scatter.locator(".scatterlayer .trace").first.locator("path.point").count() == N_PROBLEMS
     assert scatter.locator('.scatterlayer path.js-line[style*="dash"]').count() == 1
     assert "Reference-set check" in body
+    # Each set's loss on the base and the fine-tuned model, side by side, right under the verdict.
+    changes = page.locator(".leaklens-loss-change")
+    assert changes.count() == 1
+    assert changes.locator("tbody tr").count() == 2
+    assert "Benchmark: " in changes.inner_text() and "Reference set: " in changes.inner_text()
+    verdict_box = page.locator(".leaklens-finding").first.bounding_box()
+    changes_box = changes.bounding_box()
+    assert verdict_box is not None and changes_box is not None
+    assert changes_box["y"] > verdict_box["y"]
+    assert changes_box["y"] < charts.nth(0).bounding_box()["y"]
 
     runs = ResultStore(store_path).list_runs(KIND)
     assert len(runs) == 4
     assert all(r.finished for r in runs)  # (model, base) x (test set, reference set)
     page.screenshot(path=str(screenshot_dir / "loss_delta_1440x900.png"))
     full_page_screenshot(page, str(screenshot_dir / "loss_delta_full_1440.png"))
+
+
+def _write_problems(problems: ProblemSet, path: Path) -> Path:
+    with path.open("w") as handle:
+        for p in problems.problems:
+            handle.write(
+                json.dumps({"task_id": p.task_id, "prompt": p.prompt, "canonical_solution": p.solution}) + "\n"
+            )
+    return path
+
+
+@pytest.fixture(scope="module")
+def shifted_app(tmp_path_factory) -> Iterator[tuple[str, Path, Path]]:
+    """The style-shift case (``tests.helpers.style_shift``) on disk, and a server whose sidebar model is the
+    fine-tuned checkpoint: yields the URL, the untrained half and the prose reference."""
+    folder = tmp_path_factory.mktemp("style_shift")
+    tiny = load_model("tiny-random")
+    case = style_shift(tiny.tokenizer, tiny.start_token_id)
+    tuned = folder / "tiny-fine-tuned"
+    case.tuned.save_pretrained(tuned)
+    tiny.tokenizer.save_pretrained(tuned)
+    untrained = _write_problems(case.untrained, folder / "untrained_half.jsonl")
+    prose = _write_problems(case.prose, folder / "prose_reference.jsonl")
+    env = {"LEAKLENS_STORE": str(folder / "results.sqlite"), "LEAKLENS_DEFAULT_MODEL": str(tuned)}
+    with streamlit_server(tmp_path_factory.mktemp("browser_shift_log"), **env) as url:
+        yield url, untrained, prose
+
+
+def test_a_delta2_from_the_reference_set_reads_confounded_with_both_changes_in_view(
+    shifted_app, browser_page, screenshot_dir
+):
+    """Fine-tuned on half of a code set, scored on the other half against prose, with the untuned model as base."""
+    url, untrained, prose = shifted_app
+    page = browser_page
+    open_page(page, f"{url}/Loss_delta")
+    _pick_kind(page, "Test set (benchmark)", "Local path")
+    _type(page, "Test set (benchmark): file path", str(untrained))
+    _pick_kind(page, "Reference set", "Local path")
+    _type(page, "Reference set: file path", str(prose))
+    _type(page, "Base model (optional, for Δ²)", "tiny-random")
+    page.get_by_role("button", name="Run loss-delta test").click()
+    wait_for_streamlit(page, timeout_ms=240_000)
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
+
+    assert exception_texts(page) == []
+    assert_verdict_in_viewport(page)
+    verdict = page.locator(".leaklens-finding").first
+    assert verdict.get_attribute("data-level") == "confounded"
+    assert verdict.inner_text().startswith("CONFOUNDED")
+    headline = verdict.locator(".leaklens-headline").inner_text()
+    assert headline.startswith("Not a fair test: fine-tuning did not make untrained_half.jsonl easier"), headline
+    # Both sets' changes are on screen without scrolling, beside each other in one table.
+    changes = page.locator(".leaklens-loss-change")
+    rows = changes.locator("tbody tr")
+    assert rows.count() == 2
+    benchmark, reference = rows.nth(0).inner_text(), rows.nth(1).inner_text()
+    assert benchmark.startswith("Benchmark: untrained_half.jsonl") and benchmark.endswith("no clear change")
+    assert reference.startswith("Reference set: prose_reference.jsonl") and reference.endswith("rose")
+    box = changes.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 900
+    page.screenshot(path=str(screenshot_dir / "loss_delta_confounded_1440x900.png"))
+    full_page_screenshot(page, str(screenshot_dir / "loss_delta_confounded_full_1440.png"))
 
 
 def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(delta_app, browser_page, screenshot_dir):

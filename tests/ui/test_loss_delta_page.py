@@ -15,6 +15,11 @@ from ui.freshness import STALE_HEADLINE
 PAGE = "3_Loss_delta.py"
 
 
+def _loss_changes(app) -> list[str]:
+    """The HTML of the page's loss-change tables."""
+    return [h.proto.body for h in app.get("html") if "leaklens-loss-change" in h.proto.body]
+
+
 def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path, open_page):
     # A reference file sharing the built-in set's task ids, so the sets are paired.
     reference = tmp_path / "ref.jsonl"
@@ -39,6 +44,10 @@ def test_paired_run_with_base_model_shows_tables_and_charts(store_path, tmp_path
     delta2 = app.dataframe[1].value
     assert delta2["Δ²"].iloc[0] == pytest.approx(0.0)  # the model is its own base
     assert len(app.get("plotly_chart")) == 3  # L bars, Δ² bars, per-problem scatter
+    # How fine-tuning moved each set's loss, side by side (the model is its own base: no change anywhere).
+    (changes,) = _loss_changes(app)
+    assert changes.count("<tr data-set=") == 2
+    assert changes.count("+0.000 (+0.000 to +0.000)") == 2
     runs = ResultStore(store_path).list_runs(KIND)
     assert len(runs) == 2
     assert all(r.finished for r in runs)  # one model x two problem sets
@@ -61,6 +70,7 @@ def test_unpaired_run_and_bad_path_error(store_path, tmp_path, open_page):
     assert not app.error, [e.value for e in app.error]
     assert any("unpaired" in c.value and "mann-whitney" in c.value for c in app.caption)
     assert len(app.get("plotly_chart")) == 2  # no base model: no Δ² chart
+    assert _loss_changes(app) == []
 
 
 def test_a_changed_set_or_size_marks_the_report_out_of_date(store_path, open_page):

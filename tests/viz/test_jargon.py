@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 
 from core.inference.finding import inference_finding
+from core.leakage.delta import LossChange
 from core.leakage.finding import leakage_finding
 from core.membership.calibration import FreshCalibration
 from core.membership.finding import membership_finding
@@ -21,6 +22,8 @@ from core.overlap.finding import overlap_finding
 from core.stats.finding import Finding
 from core.viz.banner import banner_html
 from core.viz.glossary import GLOSSARY, gloss_html, terms_in
+from tests.leakage.test_loss_delta_confounded import _report as _delta_report
+from tests.leakage.test_loss_delta_confounded import _row as _tuned_row
 from tests.stats.test_findings import (
     ISSUE_INTERVAL,
     _inference,
@@ -130,6 +133,8 @@ FINDINGS = {
     "delta2-strong": lambda: leakage_finding(_leakage_tuned(-0.79, (-0.9, -0.6))),
     "delta2-none": lambda: leakage_finding(_leakage_tuned(0.0, (-0.03, 0.03))),
     "delta2-inconclusive": lambda: leakage_finding(_leakage_tuned(-0.09, ISSUE_INTERVAL, n=8)),
+    "delta2-confounded": lambda: leakage_finding(_shifted(LossChange(1.2, 1.212, (-0.02, 0.04)))),
+    "delta2-confounded-harder": lambda: leakage_finding(_shifted(LossChange(1.2, 1.248, (0.01, 0.09)))),
     # multiple choice
     "mcq-strong": lambda: _mcq_finding(_mcq(40)),
     "mcq-none": lambda: _mcq_finding(_mcq(40, before=0, after=0)),
@@ -160,6 +165,11 @@ FINDINGS = {
     "passage-extraction-inconclusive": lambda: _extracted(3, [0] * 240 + [3] * 59),
     "passage-extraction-none": lambda: _extracted(0, [0] * 300),
 }
+
+
+def _shifted(test: LossChange):
+    """A fine-tune whose Δ² comes from the reference set: the benchmark's own loss moved by ``test``."""
+    return _delta_report(_tuned_row(test))
 
 
 def _mcq_finding(report) -> Finding:
