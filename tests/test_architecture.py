@@ -121,7 +121,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core.methods",),
     ("core.stats",),
     ("core.store",),
-    ("core.membership", "core.leakage", "core.mcq", "core.overlap"),
+    ("core.membership", "core.leakage", "core.mcq", "core.overlap", "core.benchmark_order"),
     ("core.inference",),
     ("core.viz",),
     ("core.results",),

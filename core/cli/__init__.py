@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "core.cli.overlap_cmd",
     "core.cli.report_cmd",
     "core.cli.dataset_inference_cmd",
+    "core.cli.order_test_cmd",
 ]
 
 

@@ -203,15 +203,21 @@ def sequence_logprobs(
     *,
     token_budget: int = DEFAULT_GENERATION_BUDGET,
     progress: ProgressCallback | None = None,
+    scored_from: Sequence[int] | None = None,
 ) -> list[float]:
     """Total log-probability of each sequence's tokens after its first (the start token).
 
     Only the actual tokens' log-probs are gathered, which is all that ranking whole texts needs
     (the per-token statistics of ``core.engine.scoring`` cost several passes over the vocabulary).
+    ``scored_from[i]`` (default 1): the first position of sequence ``i`` whose token counts; the tokens
+    before it are context only (a sliding window over a text longer than the model's context).
     """
     _check_sequences(lm, sequences)
+    starts = [1] * len(sequences) if scored_from is None else [int(f) for f in scored_from]
+    if len(starts) != len(sequences) or any(not 1 <= f < len(s) for f, s in zip(starts, sequences, strict=True)):
+        raise ValueError("scored_from needs one position per sequence, at least 1 and inside the sequence.")
     if isinstance(lm, ServedModel):
-        return _served_sequence_logprobs(lm, sequences, progress)
+        return _served_sequence_logprobs(lm, sequences, starts, progress)
     totals = [0.0] * len(sequences)
     done = 0
     for batch in length_batches([len(s) for s in sequences], token_budget, max_rows=MAX_BATCH_ROWS):
@@ -222,10 +228,13 @@ def sequence_logprobs(
             seq = sequences[index]
             input_ids[row, : len(seq)] = torch.tensor(list(seq), dtype=torch.long)
             mask[row, : len(seq)] = 1
-        input_ids, mask = input_ids.to(lm.device), mask.to(lm.device)
+        counted = mask.clone()
+        for row, index in enumerate(batch):
+            counted[row, : starts[index]] = 0
+        input_ids, mask, counted = input_ids.to(lm.device), mask.to(lm.device), counted.to(lm.device)
         logits = lm.model(input_ids=input_ids, attention_mask=mask, use_cache=False).logits[:, :-1].float()
         picked = logits.gather(2, input_ids[:, 1:, None])[:, :, 0] - torch.logsumexp(logits, dim=-1)
-        picked = (picked * mask[:, 1:]).sum(-1).double().cpu().tolist()
+        picked = (picked.double() * counted[:, 1:]).sum(-1).cpu().tolist()
         for row, index in enumerate(batch):
             totals[index] = float(picked[row])
         done += len(batch)
@@ -235,10 +244,15 @@ def sequence_logprobs(
 
 
 def _served_sequence_logprobs(
-    lm: ServedModel, sequences: Sequence[Sequence[int]], progress: ProgressCallback | None
+    lm: ServedModel, sequences: Sequence[Sequence[int]], starts: Sequence[int], progress: ProgressCallback | None
 ) -> list[float]:
-    """The server's log-probs of each sequence's tokens after its first, summed in float64."""
-    totals = [float(np.sum(logprobs, dtype=np.float64)) for logprobs, _ in lm.prompt_logprobs(sequences)]
+    """The server's log-probs of each sequence's tokens from ``starts[i]`` on, summed in float64."""
+    answers = lm.prompt_logprobs(sequences)
+    # The server's list starts at the sequence's second token (position 1).
+    totals = [
+        float(np.sum(logprobs[start - 1 :], dtype=np.float64))
+        for (logprobs, _), start in zip(answers, starts, strict=True)
+    ]
     if progress is not None:
         progress(len(sequences), len(sequences))
     return totals
@@ -278,7 +292,7 @@ def sequence_logprobs_shared_prefix(
     prefix = torch.tensor([list(sequences[0][:shared])], dtype=torch.long, device=device)
     out = lm.model(input_ids=prefix, use_cache=True)
     prefix_logp = torch.log_softmax(out.logits[0].float(), dim=-1)
-    prefix_total = float(prefix_logp[:-1].gather(1, prefix[0, 1:, None]).sum().double())
+    prefix_total = float(prefix_logp[:-1].gather(1, prefix[0, 1:, None]).double().sum())
     first_logp = prefix_logp[-1]  # predicts each sequence's first own token
     prefix_cache = out.past_key_values
     if not hasattr(prefix_cache, "batch_repeat_interleave"):  # a model without a reusable cache object
@@ -305,9 +319,9 @@ def sequence_logprobs_shared_prefix(
             .float()
         )
         picked = logits.gather(2, input_ids[:, 1:, None])[:, :, 0] - torch.logsumexp(logits, dim=-1)
-        tail_totals = (picked * mask[:, shared + 1 :]).sum(-1) + first_logp[input_ids[:, 0]]
+        tail_totals = (picked.double() * mask[:, shared + 1 :]).sum(-1) + first_logp[input_ids[:, 0]].double()
         for row, index in enumerate(batch):
-            totals[index] = prefix_total + float(tail_totals[row].double())
+            totals[index] = prefix_total + float(tail_totals[row])
     return totals
 
 

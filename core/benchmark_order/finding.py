@@ -1,0 +1,125 @@
+"""The verdict of a benchmark-order test, in words a stakeholder can repeat.
+
+Rules, in order:
+- the published order follows a pattern a model could know without the file (``confounds``) ->
+  ``confounded``: the guarantee does not hold, so neither a preference nor its absence means what it says;
+- fewer shards than ``shards_needed()`` (5) -> ``inconclusive``: even a canonical order likelier in every
+  shard could not reach p < 0.05 without assuming normal differences (a sign test's best is 0.5^n);
+- the one-sided t-test's p < 0.01 / 0.05 / 0.1 -> ``strong`` / ``moderate`` / ``weak``;
+- the 95% interval of the mean difference per example lies below ``NONE_MARGIN`` -> ``none``;
+- otherwise ``inconclusive``, with about how many more shards would settle it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats
+
+from core.benchmark_order.confounds import OrderPattern
+from core.benchmark_order.statistic import OrderTestResult, shards_needed
+from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
+
+STRONG_P, MODERATE_P, WEAK_P = 0.01, 0.05, 0.1
+NONE_MARGIN = 0.25
+"""No-effect margin, nats per example: ``none`` needs the whole 95% interval of the canonical order's advantage
+per example below 0.25, i.e. the published order at most about 1.3 times as likely per example as a shuffle.
+Why 0.25: a model that trained on the file gains far more (the tiny test model fine-tuned on 120 rows: about
+5 nats per example), while a model that never saw it gains nothing on average; an advantage below a quarter
+of a nat per example is too small to call the file learnt in its order."""
+GUARANTEE = (
+    "If the model never saw the file, its published order is no likelier than a shuffle, so this test's "
+    "false-positive rate is the level it reports — provided the order itself carries no pattern a model could "
+    "know without the file (sorted by subject or difficulty, numbered questions)."
+)
+SCOPE = (
+    "A preference for the published order shows the model read the file as a sequence (pre-training on the "
+    "benchmark file, or a copy of it); a model that saw the examples only one by one, shuffled, leaves no such "
+    "trace, so a `none` does not rule out that."
+)
+
+
+def per_example_interval(result: OrderTestResult) -> tuple[float, float, float]:
+    """Mean and 95% t interval of each shard's difference divided by its examples (nats per example)."""
+    values = np.array([s.difference / s.n_examples for s in result.shards])
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, -np.inf, np.inf
+    half = float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size))
+    return mean, mean - half, mean + half
+
+
+def order_finding(result: OrderTestResult, benchmark: str, patterns: Sequence[OrderPattern] = ()) -> Finding:
+    n = len(result.shards)
+    p = result.p_value
+    mean, lo, hi = per_example_interval(result)
+    favour = f"{result.canonical_first} of {count(n, 'shard')}"
+    evidence = (
+        f"the published order was likelier than the average shuffle in {favour}",
+        f"mean advantage {result.mean_difference:+.2f} nats per shard ({mean:+.3f} per example, "
+        f"95% CI {lo:+.3f} to {hi:+.3f})",
+        f"{result.n_examples} examples in {count(n, 'shard')}, up to {result.permutations} shuffles each",
+    )
+    numbers = (
+        f"p = {p:.2g} (one-sided t-test over shards) · sign test p = {result.sign_p_value:.2g} · "
+        f"advantage {mean:+.3f} nats per example ({interval(lo, hi, '+.3f')}) · no-effect margin "
+        f"{NONE_MARGIN:g} · {count(n, 'shard')}"
+    )
+    caveats = (GUARANTEE, SCOPE)
+    if patterns:
+        reasons = "; ".join(pattern.reason() for pattern in patterns)
+        return Finding(
+            "confounded",
+            f"Confounded: the published order of {benchmark} follows a pattern a model could know without the "
+            f"file ({reasons}), so this test cannot tell (p = {p:.2g}).",
+            evidence,
+            (
+                "The test cannot tell memory of the file from knowledge of the pattern: only a file (or a part of "
+                "one) whose order follows no such pattern can be tested this way.",
+                *caveats,
+            ),
+            numbers,
+        )
+    needed = shards_needed()
+    if n < needed:
+        return Finding(
+            "inconclusive",
+            too_few(count(n, "shard"), f"{needed} shards"),
+            evidence,
+            (
+                f"With {count(n, 'shard')}, even a published order likelier in every shard reaches only "
+                f"p = {result.smallest_reachable_p:.2g} without assuming normal differences.",
+                *caveats,
+            ),
+            numbers,
+        )
+    if p < WEAK_P:
+        level: Level = "strong" if p < STRONG_P else "moderate" if p < MODERATE_P else "weak"
+        return Finding(
+            level,
+            f"{level.capitalize()} evidence that the model has seen {benchmark}: it prefers the file's own order of "
+            f"examples to shuffles of it (in {favour}), which a model that never read the file has no reason to do.",
+            evidence,
+            caveats,
+            numbers,
+        )
+    if hi < NONE_MARGIN:
+        return Finding(
+            "none",
+            f"No sign that the model has seen {benchmark} in its published order: shuffles of it are as likely "
+            f"as the file's own order.",
+            evidence,
+            caveats,
+            numbers,
+        )
+    more = texts_needed(n, mean, (lo, hi), (0.0, NONE_MARGIN))
+    tail = f"about {more - n} more shards would settle it" if more else "more shards would settle it"
+    return Finding(
+        "inconclusive",
+        f"Cannot tell yet: with {count(n, 'shard')} the measurement is too rough to say whether the model prefers "
+        f"the published order of {benchmark}; {tail}.",
+        evidence,
+        caveats,
+        numbers,
+    )
