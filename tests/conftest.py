@@ -92,3 +92,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if {"smollm2", "vllm_endpoint"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def order_benchmarks(tmp_path_factory) -> tuple[Path, Path]:
+    """(a benchmark file, a disjoint one of the same kind): see tests/helpers/order_benchmark.py."""
+    from tests.helpers.order_benchmark import write_benchmarks
+
+    return write_benchmarks(tmp_path_factory.mktemp("order_benchmarks"))
+
+
+@pytest.fixture(scope="session")
+def order_tuned_model(tmp_path_factory, order_benchmarks) -> Path:
+    """A local model folder: the tiny random model fine-tuned on the first benchmark in its published order."""
+    from tests.helpers.order_benchmark import save_tuned_model
+
+    return save_tuned_model(order_benchmarks[0], tmp_path_factory.mktemp("order_tuned"))

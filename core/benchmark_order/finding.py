@@ -71,9 +71,10 @@ def order_finding(result: OrderTestResult, benchmark: str, patterns: Sequence[Or
         reasons = "; ".join(pattern.reason() for pattern in patterns)
         return Finding(
             "confounded",
-            f"Confounded: the published order of {benchmark} follows a pattern a model could know without the "
-            f"file ({reasons}), so this test cannot tell (p = {p:.2g}).",
-            evidence,
+            f"Not a fair test: the published order of {benchmark} follows a pattern a model could know without "
+            f"reading the file ({patterns[0].what} {patterns[0].direction} through the shards), so a preference for "
+            "that order would not show that the model saw it.",
+            (*evidence, f"order pattern: {reasons}"),
             (
                 "The test cannot tell memory of the file from knowledge of the pattern: only a file (or a part of "
                 "one) whose order follows no such pattern can be tested this way.",

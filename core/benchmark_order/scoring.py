@@ -1,9 +1,9 @@
 """The log-likelihood of one shard's examples in each of several orders.
 
 Each example is tokenized on its own, so every order is a rearrangement of the same tokens and only the
-order differs. Orders that begin with the same example share their start: those run it once (the
-shared-prefix path of ``core.engine.generation``), so a shard costs one pass per order minus the starts
-they share. A sequence longer than the context is read in sliding windows (``shards.windows``).
+order differs. Orders that begin with the same example share their start: a group of them runs it once (the
+shared-prefix path of ``core.engine.generation``), the rest are batched together. A sequence longer than the
+context is read in sliding windows (``shards.windows``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from core.benchmark_order.shards import Order, shard_orders, windows
 from core.benchmark_order.statistic import ShardResult
 from core.engine.generation import sequence_logprobs, sequence_logprobs_shared_prefix
 from core.engine.model_source import ScoringModel
+
+MIN_SHARED_GROUP = 4
+"""Orders that share their first example run its start once only when at least this many do: a smaller group
+saves less than the extra pass it costs (measured: docs/benchmarks.md, Benchmark order test)."""
 
 
 def order_sequence(start_id: int, examples: Sequence[Sequence[int]], order: Order) -> list[int]:
@@ -40,13 +44,17 @@ def order_logprobs(
         spans = windows(len(seq), context, stride)
         first_windows[order[0]].append((index, seq[: spans[0].stop]))
         later.extend((index, seq[w.start : w.stop], w.scored_from - w.start) for w in spans[1:])
+    alone: list[tuple[int, list[int]]] = []
     for group in first_windows.values():
-        group_totals = (
-            sequence_logprobs_shared_prefix(lm, [seq for _, seq in group])
-            if len(group) > 1
-            else sequence_logprobs(lm, [group[0][1]])
-        )
-        for (index, _), total in zip(group, group_totals, strict=True):
+        if len(group) < MIN_SHARED_GROUP:
+            alone.extend(group)
+            continue
+        for (index, _), total in zip(
+            group, sequence_logprobs_shared_prefix(lm, [seq for _, seq in group]), strict=True
+        ):
+            totals[index] += total
+    if alone:
+        for (index, _), total in zip(alone, sequence_logprobs(lm, [seq for _, seq in alone]), strict=True):
             totals[index] += total
     if later:
         window_totals = sequence_logprobs(lm, [seq for _, seq, _ in later], scored_from=[f for _, _, f in later])

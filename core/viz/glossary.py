@@ -54,6 +54,10 @@ GLOSSARY: dict[str, str] = {
     "no-effect margin": 'The size below which an effect is too small to matter: "no sign" needs the whole 95% '
     "interval inside it.",
     "percentile": "The share of the compared texts that this one scores above.",
+    "t-test": "Whether an average difference lies above zero, judged against how much the differences vary: here, "
+    "whether the published order is likelier than shuffles of it across the shards.",
+    "sign test": "Counts the shards where the published order beats the average shuffle; a model without a "
+    "preference would win about half.",
 }
 
 FORMS: tuple[tuple[str, str], ...] = (
@@ -87,6 +91,8 @@ FORMS: tuple[tuple[str, str], ...] = (
     (r"AUROC", "AUROC"),
     (r"(?i:no-effect margin)", "no-effect margin"),
     (r"(?i:percentiles?)", "percentile"),
+    (r"(?i:t-tests?)", "t-test"),
+    (r"(?i:sign tests?)", "sign test"),
 )
 
 _PATTERN = re.compile("|".join(f"(?P<t{i}>(?<![\\w-]){form}(?![\\w]))" for i, (form, _) in enumerate(FORMS)))

@@ -139,6 +139,27 @@ CASES = [
         ("option columns (--option-cols), got 1: 'A'",),
     ),
     Case("mcq: --limit 0", ["mcq", "--dataset", "demo:mcq", "--limit", "0"], ("--limit must be at least 1",)),
+    Case(
+        "order-test: more shards than examples allow",
+        ["order-test", "--dataset", "demo:mcq", "--shards", "50"],
+        ("24 examples cannot fill 50 shards", "use --shards 12 or fewer"),
+    ),
+    Case(
+        "order-test: a template naming a missing column",
+        ["order-test", "--dataset", "demo:mcq", "--text-template", "{subject}: {question}"],
+        ("no column(s) 'subject'", "'question'"),
+    ),
+    Case(
+        "order-test: malformed template",
+        ["order-test", "--dataset", "demo:mcq", "--text-template", "{question"],
+        ("text template", "malformed"),
+    ),
+    Case("order-test: --shards 1", ["order-test", "--dataset", "demo:mcq", "--shards", "1"], ("--shards must be",)),
+    Case(
+        "order-test: --out onto the dataset",
+        ["order-test", "--dataset", "{tmp}/members.csv", "--out", "{tmp}/members.csv"],
+        ("members.csv",),
+    ),
 ]
 
 

@@ -397,3 +397,29 @@ def test_a_garbled_answer_is_one_error_line(vllm_endpoint):
         with pytest.raises(ServedModelError, match="malformed JSON") as garbled:
             score_texts(served, ["Four score and seven years ago"], kgram_max=0)
     assert "\n" not in str(garbled.value)
+
+
+def test_the_order_test_on_the_served_model_equals_the_in_process_run(vllm_endpoint, smollm2, tmp_path, capsys):
+    """demo:mcq in 2 shards of 4 (every order), read in windows of 48 tokens so the server's log-probs are
+    counted from inside a window too: every order's log-likelihood within 1e-3 of the in-process one."""
+    from core.benchmark_order.examples import render_examples
+    from core.benchmark_order.run import run_order_test
+    from core.benchmark_order.settings import OrderSettings
+    from core.data.tables import load_rows
+
+    out = tmp_path / "order.json"
+    options = ["--dataset", "demo:mcq", "--limit", "8", "--shards", "2", "--context", "48", "--stride", "20"]
+    code = main(["order-test", "--endpoint", vllm_endpoint, "--api-key-env", KEY_VAR, *options, "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    served = json.loads(out.read_text())
+    assert served["provenance"]["models"]["model"]["endpoint"] == vllm_endpoint
+    assert API_KEY not in out.read_text()
+    examples = render_examples(load_rows("demo:mcq", limit=8))
+    settings = OrderSettings(shards=2, context=48, stride=20)
+    local = run_order_test(examples, settings, model="smollm2-135m", load=lambda: smollm2, store=ResultStore())
+    for served_shard, local_shard in zip(served["shards"], local.result.shards, strict=True):
+        assert served_shard["n_shuffled"] == 23
+        assert abs(served_shard["canonical_logprob"] - local_shard.canonical) < TOLERANCE
+        assert abs(served_shard["shuffled_mean_logprob"] - local_shard.shuffled_mean) < TOLERANCE
+        assert served_shard["p_value"] == pytest.approx(local_shard.p_value)
+    assert served["p_value"] == pytest.approx(local.result.p_value, abs=1e-3)

@@ -12,6 +12,8 @@ from dataclasses import replace
 
 import pytest
 
+from core.benchmark_order.confounds import OrderPattern
+from core.benchmark_order.finding import order_finding
 from core.inference.finding import inference_finding
 from core.leakage.delta import LossChange
 from core.leakage.finding import leakage_finding
@@ -22,6 +24,8 @@ from core.overlap.finding import overlap_finding
 from core.stats.finding import Finding
 from core.viz.banner import banner_html
 from core.viz.glossary import GLOSSARY, gloss_html, terms_in
+from tests.benchmark_order.test_finding import result as order_result
+from tests.benchmark_order.test_finding import spread
 from tests.leakage.test_loss_delta_confounded import _report as _delta_report
 from tests.leakage.test_loss_delta_confounded import _row as _tuned_row
 from tests.stats.test_findings import (
@@ -164,7 +168,18 @@ FINDINGS = {
     "passage-extraction-strong": lambda: _extracted(50, [0] * 250 + [3] * 49),
     "passage-extraction-inconclusive": lambda: _extracted(3, [0] * 240 + [3] * 59),
     "passage-extraction-none": lambda: _extracted(0, [0] * 300),
+    # benchmark order
+    "order-strong": lambda: _order([2.0] * 10 + [3.0] * 10),
+    "order-weak": lambda: _order(spread(0.36)),
+    "order-none": lambda: _order(spread(0.0, n=40, width=0.2)),
+    "order-inconclusive": lambda: _order(spread(0.0, n=10, width=6.0)),
+    "order-too-few": lambda: _order([5.0, 5.1, 4.9, 5.05]),
+    "order-confounded": lambda: _order([2.0] * 20, [OrderPattern("column 'difficulty'", 30, 2)]),
 }
+
+
+def _order(differences: list[float], patterns=()) -> Finding:
+    return order_finding(order_result(differences), "bench.jsonl", patterns)
 
 
 def _shifted(test: LossChange):

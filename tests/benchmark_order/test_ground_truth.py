@@ -1,0 +1,62 @@
+"""Ground truth: a model that trained on a benchmark file in its published order is caught; models that did not
+are not, and over many benchmarks the untrained model is flagged no more often than the level allows.
+
+The trained model is the tiny random Llama fine-tuned on 120 short MMLU-sample questions read as one running
+text (tests/helpers/order_benchmark.py). Its shards of 4 are scored in all 24 orders.
+"""
+
+from __future__ import annotations
+
+import pytest
+from scipy import stats
+
+from core.benchmark_order.examples import render_examples
+from core.benchmark_order.run import run_order_test
+from core.benchmark_order.settings import OrderSettings
+from core.data.tables import load_rows
+from core.engine.models import load_model
+from core.store.results import ResultStore
+from tests.helpers.order_benchmark import SHARDS, TEMPLATE, short_questions, write_benchmark
+
+pytestmark = pytest.mark.slow
+
+FPR_BENCHMARKS = 20
+FPR_ROWS, FPR_SHARDS = 30, 10
+LEVEL = 0.05
+
+
+def _test(spec_or_lm, path, shards: int = SHARDS):
+    examples = render_examples(load_rows(str(path)), TEMPLATE)
+    lm = load_model(spec_or_lm) if isinstance(spec_or_lm, str) else spec_or_lm
+    return run_order_test(
+        examples, OrderSettings(shards=shards), model=lm.spec, load=lambda: lm, store=ResultStore(), batch_size=10
+    )
+
+
+def test_a_model_trained_on_the_file_in_order_is_caught_and_others_are_not(order_tuned_model, order_benchmarks):
+    trained, unseen = order_benchmarks
+    tuned = load_model(str(order_tuned_model))
+    caught = _test(tuned, trained)
+    assert caught.result.p_value < 0.01, caught.to_dict()
+    assert caught.finding.level == "strong"
+    on_unseen = _test(tuned, unseen)
+    assert on_unseen.result.p_value > 0.05, on_unseen.to_dict()
+    assert on_unseen.finding.level in ("none", "inconclusive")
+    untrained = _test("tiny-random", trained)
+    assert untrained.result.p_value > 0.05, untrained.to_dict()
+    assert untrained.finding.level in ("none", "inconclusive")
+
+
+def test_the_untrained_model_is_flagged_no_more_often_than_the_level_allows(tiny_lm, tmp_path):
+    """20 disjoint benchmarks of 30 questions (10 shards of 3). Without a preference each p-value falls below 0.05
+    with probability at most 0.05: more than the binomial's 95th percentile of hits (3 of 20) would break it."""
+    rows = short_questions()
+    allowed = int(stats.binom.ppf(0.95, FPR_BENCHMARKS, LEVEL))
+    p_values = []
+    for b in range(FPR_BENCHMARKS):
+        path = write_benchmark(tmp_path / f"b{b}.jsonl", rows[b * FPR_ROWS : (b + 1) * FPR_ROWS])
+        p_values.append(_test(tiny_lm, path, FPR_SHARDS).result.p_value)
+    flagged = sum(p < LEVEL for p in p_values)
+    assert allowed == 3
+    assert flagged <= allowed, p_values
+    assert len(set(p_values)) == FPR_BENCHMARKS  # 20 different benchmarks, not one scored 20 times
