@@ -65,6 +65,13 @@ PAGES: tuple[PageCard, ...] = (
         "p-value, checked against texts from the same source that it never saw.",
     ),
     PageCard(
+        "pages/8_Benchmark_order_test.py",
+        "Benchmark order test",
+        ":material/format_list_numbered:",
+        "Ask whether the model read a benchmark file: does it find the examples likelier in the file's own order "
+        "than shuffled? A model that never saw the file has no reason to.",
+    ),
+    PageCard(
         "pages/7_Results.py",
         "Results",
         ":material/leaderboard:",

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from core.results.kinds import COMPARISON_KIND, INFERENCE_KIND, MCQ_KIND, MEMBERSHIP_KIND, kind_of
+from core.results.kinds import COMPARISON_KIND, INFERENCE_KIND, MCQ_KIND, MEMBERSHIP_KIND, ORDER_KIND, kind_of
 from core.results.report import stored_runs_report
 from core.results.stored import StoredResult, run_card, stored_csv, try_open
 from core.store.results import ResultStore, RunInfo
@@ -19,6 +19,7 @@ from core.viz.leakage_plots import delta2_bars, loss_change_html
 from core.viz.mcq_plots import mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import roc_overlay, top_methods
 from core.viz.run_cards import RunCard
+from ui.benchmark_order import show_numbers
 from ui.common import metric_columns
 from ui.finding import finding_banner
 from ui.layout import controls, details
@@ -155,11 +156,23 @@ def _more_inference(stored: StoredResult) -> None:
         st.plotly_chart(split_p_values(inference), width="stretch", key="results_inference_splits")
 
 
+def _more_order(stored: StoredResult) -> None:
+    test = stored.result
+    with _more("order"):
+        result = test.result
+        st.caption(
+            f"Benchmark-order test · {result.n_examples} examples in {len(result.shards)} shards · up to "
+            f"{result.permutations} shuffles per shard (seed {result.seed})"
+        )
+        show_numbers(test, key="results_order")
+
+
 MORE: dict[str, Callable[[StoredResult], None]] = {
     MEMBERSHIP_KIND: _more_membership,
     MCQ_KIND: _more_mcq,
     COMPARISON_KIND: _more_delta,
     INFERENCE_KIND: _more_inference,
+    ORDER_KIND: _more_order,
 }
 """The folded tables and further charts of each kind (optional: a kind without one shows its chart alone)."""
 FIGURE_KEYS = {
@@ -167,6 +180,7 @@ FIGURE_KEYS = {
     MCQ_KIND: "results_mcq_completion",
     COMPARISON_KIND: "results_delta_bars",
     INFERENCE_KIND: "results_inference_scores",
+    ORDER_KIND: "results_order_chart",
 }
 """Widget keys of the verdict's chart (a kind not named here gets ``results_KIND_figure``)."""
 

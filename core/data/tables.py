@@ -172,6 +172,21 @@ def load_uploaded(data: bytes, filename: str, *, limit: int | None = None) -> Ta
     return _read_bytes(data, filename, f"uploaded file {filename}", limit)
 
 
+def load_table(
+    source: str,
+    *,
+    data: bytes | None = None,
+    split: str | None = None,
+    config: str | None = None,
+    limit: int | None = None,
+) -> Table:
+    """Rows of a picked dataset in the shape every page's loader has (``ui.dataset_picker.load_choice``): an
+    upload's bytes (``data``, with ``source`` its file name), else whatever ``load_rows`` reads."""
+    if data is not None:
+        return load_uploaded(data, source, limit=limit)
+    return load_rows(source, split=split, config=config, limit=limit)
+
+
 def _read_bytes(data: bytes, filename: str, source: str, limit: int | None) -> Table:
     suffix = os.path.splitext(filename.lower())[1]
     if suffix in (".jsonl", ".ndjson"):

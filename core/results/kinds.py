@@ -15,6 +15,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from core.benchmark_order.run import KIND as ORDER_KIND
+from core.benchmark_order.run import order_test_from_run
 from core.data.demo import name_label, pair_label
 from core.inference.run import KIND as INFERENCE_KIND
 from core.inference.run import inference_from_run
@@ -34,9 +36,12 @@ from core.viz.inference_plots import held_out_scores
 from core.viz.leakage_plots import delta_bars
 from core.viz.mcq_plots import mcq_score_distribution
 from core.viz.membership_plots import auroc_bars, auroc_heatmap
+from core.viz.order_plots import order_chart
 from core.viz.report import (
     DEFAULT_TITLE,
     MEMBERSHIP_INTRO,
+    ORDER_INTRO,
+    ORDER_TITLE,
     CsvFile,
     ReportSection,
     comparison_csv,
@@ -47,6 +52,8 @@ from core.viz.report import (
     mcq_section,
     membership_csv,
     membership_sections,
+    order_csv,
+    order_section,
 )
 
 
@@ -146,6 +153,17 @@ KINDS: tuple[RunKind, ...] = (
         csv=lambda inference, finding, run: inference_csv(inference, finding, _inference_sets(run)),
         figure=held_out_scores,
         data_label=_inference_sets,
+    ),
+    RunKind(
+        ORDER_KIND,
+        "Benchmark order test",
+        order_test_from_run,
+        lambda test: test.finding,
+        sections=lambda items: [order_section(test) for test, _ in items],
+        csv=lambda test, finding, run: order_csv(test, finding, _stored_name(run)),
+        figure=order_chart,
+        report_title=ORDER_TITLE,
+        report_intro=ORDER_INTRO,
     ),
     RunKind(DELTA_KIND, "Loss delta", listed_per_model=True),
     RunKind(FRESH_KIND, "Calibration"),

@@ -4,11 +4,11 @@ It opens with what was found (each run's verdict banner), then the chart that sh
 and caveats. One file: the Plotly library is embedded once, inline, so the figures work offline and the
 file can be mailed or archived; every figure sets its own colours (``core.viz.style``), so nothing depends
 on the app's theme; all text from data (dataset names, model specs, method labels) is HTML-escaped.
-Membership benchmark runs, loss-delta runs, multiple-choice runs, inspected passages and overlap searches
-each become a section; ``leakage_report``, ``passage_report`` and ``overlap_report`` build the whole file for
-one run of those kinds; ``core.results.report`` builds the report of stored runs from these sections. The
-``*_csv`` functions are the CSV exports of a run: every row starts with its verdict, model and data
-(``core.viz.csv_export``).
+Membership benchmark runs, loss-delta runs, multiple-choice runs, benchmark-order runs, inspected passages and
+overlap searches each become a section; ``leakage_report``, ``order_report``, ``passage_report`` and
+``overlap_report`` build the whole file for one run of those kinds; ``core.results.report`` builds the report
+of stored runs from these sections. The ``*_csv`` functions are the CSV exports of a run: every row starts with
+its verdict, model and data (``core.viz.csv_export``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from core.data.demo import pair_label
+from core.benchmark_order.run import OrderTest
+from core.data.demo import dataset_label, pair_label
 from core.errors import LeakLensError
 from core.inference.run import DatasetInference
 from core.leakage.delta import LeakageReport
@@ -47,6 +49,7 @@ from core.viz.inference_plots import detector_weights, held_out_scores, split_p_
 from core.viz.leakage_plots import delta2_bars, delta_bars, loss_change_html, problem_scatter
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
+from core.viz.order_plots import order_chart
 from core.viz.overlap_plots import contamination_heatmap, highlighted_html, item_overlap_chart
 from core.viz.style import FONT_FAMILY, TEXT_COLOUR
 from core.viz.token_curve import confidence_curve, confidence_figure
@@ -566,6 +569,86 @@ def mcq_section(report: MCQReport, *, model: str, benchmark: str) -> ReportSecti
         meta=f"Multiple-choice test · {len(report.original.results)} questions · {k} options each",
         details=_table(("probe", "published order", "shuffled", "drop", "drop 95% CI"), rows),
     )
+
+
+# ------------------------------------------------------------------------------------------ benchmark order
+
+ORDER_TITLE = "LeakLens benchmark-order report"
+ORDER_INTRO = (
+    "The benchmark's examples are split into shards of consecutive examples; in each shard the log-likelihood of "
+    "the published order is compared with that of shuffled orders. A model that never read the file has no reason "
+    "to prefer its order, so the published order then sits among its shuffles; one that trained on the file in "
+    "its order finds it likelier, shard after shard (one-sided t-test over shards)."
+)
+
+
+def order_shard_rows(test: OrderTest) -> list[dict[str, Any]]:
+    """One row per shard: its examples, the published order's log-likelihood and its shuffles', the advantage and
+    the shard's own permutation p-value (the CSV export and the report's table)."""
+    return [shard.to_dict() for shard in test.result.shards]
+
+
+def order_csv(test: OrderTest, finding: Finding, data: str) -> CsvFile:
+    """Each shard's published order against its shuffles."""
+    return CsvFile(
+        "Published order vs shuffles per shard (CSV)",
+        "leaklens_benchmark_order.csv",
+        result_csv(order_shard_rows(test), finding=finding, model=test.model, data=data),
+    )
+
+
+def _order_table(test: OrderTest) -> str:
+    rows = [
+        (
+            (
+                str(row["shard"] + 1),
+                f"{row['first_example']}–{row['last_example']}",
+                f"{row['canonical_logprob']:.2f}",
+                f"{row['shuffled_mean_logprob']:.2f}",
+                f"{row['difference']:+.3f}",
+                f"{row['n_shuffled']}{' (all)' if row['exhaustive'] else ''}",
+                f"{row['p_value']:.2g}",
+            ),
+            "",
+        )
+        for row in order_shard_rows(test)
+    ]
+    return _table(
+        (
+            "shard",
+            "examples",
+            "published order (log-likelihood, nats)",
+            "average shuffle",
+            "advantage (nats)",
+            "shuffles scored",
+            "shard p-value",
+        ),
+        rows,
+    )
+
+
+def order_section(test: OrderTest) -> ReportSection:
+    """The published order against its shuffles per shard (the evidence), then a table of every shard."""
+    result = test.result
+    details = ['<p class="label">Every shard</p>', _order_table(test)]
+    if test.run_id:
+        details.append(f'<p class="meta">Stored as run {escape(test.run_id)}.</p>')
+    return ReportSection(
+        heading=f"Benchmark order · {dataset_label(test.benchmark)} · {test.model}",
+        finding=test.finding,
+        figures=(order_chart(test),),
+        meta=(
+            f"Benchmark-order test · {result.n_examples} examples in {len(result.shards)} shards · up to "
+            f"{result.permutations} shuffles per shard (seed {result.seed}) · p = {result.p_value:.2g} · text "
+            f"template: {test.template}"
+        ),
+        details="".join(details),
+    )
+
+
+def order_report(test: OrderTest, *, title: str = ORDER_TITLE) -> str:
+    """The self-contained report of one benchmark-order run."""
+    return render_report([order_section(test)], title=title, intro=ORDER_INTRO)
 
 
 # ---------------------------------------------------------------------------------------------- render

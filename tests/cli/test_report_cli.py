@@ -152,3 +152,28 @@ def test_run_tables_group_a_models_loss_delta_sets(stored):
             "reference n": 3,
         }
     ]
+
+
+def test_report_of_a_stored_benchmark_order_run(tmp_path, capsys):
+    """``order-test`` stores its run; ``report RUN_ID`` rebuilds it from the store alone: verdict, chart, shards."""
+    from core.benchmark_order.run import KIND, order_test_from_run
+    from core.viz.report import ORDER_TITLE
+
+    path = tmp_path / "results.sqlite"
+    common = ["--model", "tiny-random", "--store", str(path)]
+    assert main(["order-test", *common, "--dataset", "demo:mcq", "--shards", "8", "--permutations", "250"]) == 0
+    capsys.readouterr()
+    store = ResultStore(path)
+    (run,) = store.list_runs(KIND)
+    test = order_test_from_run(store, run)
+    out = tmp_path / "order.html"
+    assert main(["report", run.run_id[:10], "--out", str(out), "--store", str(path)]) == 0
+    assert "wrote the report of 1 run(s)" in capsys.readouterr().out
+    html = out.read_text(encoding="utf-8")
+    body = html[html.index("<body>") :]
+    assert f"<h1>{ORDER_TITLE}</h1>" in body
+    assert body.index(escape(test.finding.headline)) < body.index('class="plotly-graph-div"')
+    assert body.count('class="plotly-graph-div"') == 1
+    assert "Benchmark order · General-knowledge questions (demo) · tiny-random" in body
+    assert body.count("<tr>") == 1 + 8  # the shard table
+    assert html.count(get_plotlyjs()[:400]) == 1

@@ -302,3 +302,37 @@ def test_a_stored_dataset_inference_opens_with_its_finding_and_exports(tmp_path,
     assert not [c for c in app.get("plotly_chart") if "results_heatmap" in c.proto.id]
     assert "Report of the listed run (HTML)" in _download_labels(app)
     assert len(_runs_table(app)) == 1
+
+
+def test_a_stored_benchmark_order_run_opens_with_its_finding_chart_and_exports(tmp_path, monkeypatch, tiny_lm):
+    from core.benchmark_order.examples import render_examples
+    from core.benchmark_order.run import KIND, run_order_test
+    from core.benchmark_order.settings import OrderSettings
+    from core.data.tables import load_rows
+
+    path = tmp_path / "results.sqlite"
+    test = run_order_test(
+        render_examples(load_rows("demo:mcq")),
+        OrderSettings(shards=8),
+        model="tiny-random",
+        load=lambda: tiny_lm,
+        store=ResultStore(path),
+    )
+    app = _page(path, monkeypatch)
+    assert app.subheader[0].value == "General-knowledge questions (demo) · tiny-random"
+    banners = _banners(app)
+    assert len(banners) == 1
+    assert html.escape(test.finding.headline) in banners[0]
+    published = _figure(app, "results_order_chart")["data"][-1]
+    assert published["y"] == pytest.approx([s.difference for s in test.result.shards])
+    (card,) = _cards(app)
+    assert "Benchmark order test" in card
+    assert app.multiselect(key="results_kinds").options == ["Benchmark order test"]
+    assert _download_labels(app)[:3] == [
+        "Report of this run (HTML)",
+        "Published order vs shuffles per shard (CSV)",
+        "Report of the listed run (HTML)",
+    ]
+    shards = _table(app, "shard p-value")
+    assert list(shards["examples"]) == [f"{s.start + 1}–{s.stop}" for s in test.result.shards]
+    assert ResultStore(path).list_runs(KIND)[0].run_id == test.run_id
