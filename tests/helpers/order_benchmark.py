@@ -50,12 +50,11 @@ def training_pieces(rows: list[dict[str, str]], *, overlap: bool = True) -> list
     """The file's text cut into pieces that start just after a space: overlapping by half (every boundary
     between two examples lies inside some piece), or end to end (each token read once per epoch)."""
     text = "".join(TEMPLATE.format(**row) + SEPARATOR for row in rows)
-    step = PIECE_CHARS // 2 if overlap else PIECE_CHARS
-    starts = [0] + [text.index(" ", i) + 1 for i in range(step, len(text) - step // 2, step)]
-    if overlap:
-        starts = starts[1:]  # no piece starts at the file's first example
-    ends = [*starts[1:], len(text)] if not overlap else [start + PIECE_CHARS for start in starts]
-    return [text[start:end] for start, end in zip(starts, ends, strict=True)]
+    if overlap:  # no piece starts at an example's start, not even the file's first
+        starts = [text.index(" ", i) + 1 for i in range(0, len(text) - PIECE_CHARS, PIECE_CHARS // 2)]
+        return [text[start : start + PIECE_CHARS] for start in starts]
+    starts = [0] + [text.index(" ", i) + 1 for i in range(PIECE_CHARS, len(text) - PIECE_CHARS // 2, PIECE_CHARS)]
+    return [text[start:end] for start, end in zip(starts, [*starts[1:], len(text)], strict=True)]
 
 
 def save_tuned_model(benchmark: Path, folder: Path) -> Path:
