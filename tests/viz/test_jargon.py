@@ -24,8 +24,8 @@ from core.overlap.finding import overlap_finding
 from core.stats.finding import Finding
 from core.viz.banner import banner_html
 from core.viz.glossary import GLOSSARY, gloss_html, terms_in
-from tests.benchmark_order.test_finding import result as order_result
-from tests.benchmark_order.test_finding import spread
+from tests.benchmark_order.test_order_finding import result as order_result
+from tests.benchmark_order.test_order_finding import spread
 from tests.leakage.test_loss_delta_confounded import _report as _delta_report
 from tests.leakage.test_loss_delta_confounded import _row as _tuned_row
 from tests.stats.test_findings import (
