@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from core.benchmark_order.confounds import OrderPattern
-from core.benchmark_order.statistic import OrderTestResult, shards_needed
+from core.benchmark_order.statistic import OrderTestResult, shards_needed, t_interval
 from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
 
 STRONG_P, MODERATE_P, WEAK_P = 0.01, 0.05, 0.1
@@ -42,12 +41,9 @@ SCOPE = (
 
 def per_example_interval(result: OrderTestResult) -> tuple[float, float, float]:
     """Mean and 95% t interval of each shard's difference divided by its examples (nats per example)."""
-    values = np.array([s.difference / s.n_examples for s in result.shards])
-    mean = float(values.mean())
-    if values.size < 2:
-        return mean, -np.inf, np.inf
-    half = float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size))
-    return mean, mean - half, mean + half
+    values = result.per_example_differences
+    low, high = t_interval(values)
+    return float(np.mean(values)), low, high
 
 
 def order_finding(result: OrderTestResult, benchmark: str, patterns: Sequence[OrderPattern] = ()) -> Finding:

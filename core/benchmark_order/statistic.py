@@ -80,6 +80,15 @@ def t_test_p_value(differences: Sequence[float]) -> float:
     return float(stats.ttest_1samp(values, 0.0, alternative="greater").pvalue)
 
 
+def t_interval(values: Sequence[float]) -> tuple[float, float]:
+    """95% t interval of the mean of ``values`` (unbounded with fewer than two)."""
+    array = np.asarray(values, dtype=float)
+    if array.size < 2:
+        return (-math.inf, math.inf)
+    half = float(stats.t.ppf(0.975, array.size - 1) * array.std(ddof=1) / math.sqrt(array.size))
+    return (float(array.mean()) - half, float(array.mean()) + half)
+
+
 def smallest_sign_p_value(n_shards: int) -> float:
     """The p-value of the best possible outcome, the canonical order likelier in every shard, under a test
     that does not lean on the differences being normal (a sign test): 0.5^n. Below 5 shards it cannot go under
@@ -122,16 +131,12 @@ class OrderTestResult:
     @property
     def difference_interval(self) -> tuple[float, float]:
         """95% t interval of the mean per-shard difference (nats)."""
-        values = np.asarray(self.differences)
-        if values.size < 2:
-            return (-math.inf, math.inf)
-        half = float(stats.t.ppf(0.975, values.size - 1) * np.std(values, ddof=1) / math.sqrt(values.size))
-        return (float(values.mean()) - half, float(values.mean()) + half)
+        return t_interval(self.differences)
 
     @property
-    def mean_difference_per_example(self) -> float:
-        """The mean difference per example in a shard: comparable across shard sizes."""
-        return float(np.mean([s.difference / s.n_examples for s in self.shards]))
+    def per_example_differences(self) -> list[float]:
+        """Each shard's difference divided by its examples: comparable across shard sizes."""
+        return [s.difference / s.n_examples for s in self.shards]
 
     @property
     def canonical_first(self) -> int:
