@@ -58,10 +58,15 @@ class OrderTest:
         }
 
 
+def most_shards(n_examples: int) -> int:
+    """The most shards ``n_examples`` can fill (``check_shardable`` refuses more)."""
+    return n_examples // MIN_EXAMPLES_PER_SHARD
+
+
 def check_shardable(n_examples: int, settings: OrderSettings) -> None:
     """Refuse, before any work, a benchmark too small for the shards asked for."""
-    if n_examples < MIN_EXAMPLES_PER_SHARD * settings.shards:
-        fits = n_examples // MIN_EXAMPLES_PER_SHARD
+    if settings.shards > most_shards(n_examples):
+        fits = most_shards(n_examples)
         raise InputTextError(
             f"{n_examples} examples cannot fill {settings.shards} shards of at least {MIN_EXAMPLES_PER_SHARD}; "
             f"use --shards {fits} or fewer."

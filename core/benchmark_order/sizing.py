@@ -7,16 +7,11 @@ more, so a benchmark too small for the default shard count is offered as many sh
 
 from __future__ import annotations
 
-from core.benchmark_order.run import MIN_EXAMPLES_PER_SHARD
+from core.benchmark_order.run import most_shards
 from core.benchmark_order.settings import DEFAULT_SHARDS
 
 SUGGESTED_EXAMPLES_PER_SHARD = 3
 """The fewest examples per shard a suggested count gives each shard (six orders to compare)."""
-
-
-def most_shards(n_examples: int) -> int:
-    """The most shards ``n_examples`` can fill (``run.check_shardable`` refuses more)."""
-    return n_examples // MIN_EXAMPLES_PER_SHARD
 
 
 def suggested_shards(n_examples: int, wanted: int = DEFAULT_SHARDS) -> int:
