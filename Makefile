@@ -60,7 +60,7 @@ $(VLLM_STAMP): requirements-vllm.txt
 	touch $@
 
 test: lint setup-vllm
-	bash scripts/run_tests.sh
+	bash scripts/run_tests.sh --durations=15
 
 # The slow mark covers tests of 4 s or more: the bundled 135M model, vLLM, Elasticsearch, fine-tuning, subprocesses.
 # Browser tests drive Chromium. test-fast ran in about 3.5 minutes on the 2-core development machine.

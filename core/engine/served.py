@@ -12,6 +12,7 @@ never printed, stored or written into provenance.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -33,12 +34,14 @@ DEFAULT_CONCURRENCY = 4
 """Requests in flight at once; a server batches concurrent requests, so a few keep it busy."""
 DEFAULT_TIMEOUT_S = 300.0
 PROMPTS_PER_REQUEST = 32
+"""Prompts sent in one completions request (the API takes a list)."""
 ALTERNATIVES_PER_POSITION = 10
 """The likeliest tokens per position the neighbourhood test searches (``core.methods.neighbours``)."""
-"""Prompts sent in one completions request (the API takes a list)."""
 RETRIES = 5
 """Attempts for a request the server turns away for now (429, 503) or that fails to connect mid-run."""
 BACKOFF_S = 1.0
+READ_CHUNK_BYTES = 1 << 16
+"""Answers are read in pieces so that ``--timeout`` is checked while a long answer arrives."""
 PROBE_TEXT = "LeakLens checks the tokenizer: naïve café, 1,234 tokens — «quoted»."
 """Text both tokenizers must split identically before a served model is scored with a local tokenizer."""
 
@@ -286,7 +289,9 @@ def request_json(
     """One API call, retried while the server turns it away for now (429, 503: honouring ``Retry-After``)
     or cannot be reached; any other failure is one ``ServedModelError`` line naming the cause.
 
-    Connecting asks with ``retries=1``: a server that is not there is said at once, not after back-off."""
+    ``--timeout`` bounds the whole answer, not each wait for a byte: a server that trickles its reply is
+    as late as one that stalls. Connecting asks with ``retries=1``: a server that is not there is said at
+    once, not after back-off."""
     import requests
 
     headers = {}
@@ -294,14 +299,17 @@ def request_json(
     if key:
         headers["Authorization"] = f"Bearer {key}"
     shown = public_url(url)
+    late = ServedModelError(f"The server at {shown} did not answer within {endpoint.timeout_s:g} s (--timeout).")
     for attempt in range(retries):
         wait = BACKOFF_S * 2**attempt
+        deadline = time.monotonic() + endpoint.timeout_s
         try:
-            response = session.request(method, url, json=body, headers=headers, timeout=endpoint.timeout_s)
+            response = session.request(method, url, json=body, headers=headers, timeout=endpoint.timeout_s, stream=True)
+            payload = _read_before(response, deadline)
         except requests.exceptions.Timeout:
-            raise ServedModelError(
-                f"The server at {shown} did not answer within {endpoint.timeout_s:g} s (--timeout)."
-            ) from None
+            raise late from None
+        except _Late:
+            raise late from None
         except requests.exceptions.ConnectionError:
             if attempt + 1 < retries:
                 time.sleep(wait)
@@ -317,15 +325,41 @@ def request_json(
             hint = "check the key in the variable --api-key-env names" if key else "give one with --api-key-env VAR"
             raise ServedModelError(f"The server at {shown} refused the request ({response.status_code}): {hint}.")
         if response.status_code >= 400:
-            raise ServedModelError(f"The server at {shown} answered {response.status_code}: {_error_text(response)}")
+            raise ServedModelError(f"The server at {shown} answered {response.status_code}: {_error_text(payload)}")
         try:
-            data = response.json()
+            data = json.loads(payload)
         except ValueError:
             raise ServedModelError(f"The server at {shown} answered with malformed JSON.") from None
         if not isinstance(data, dict):
             raise ServedModelError(f"The server at {shown} answered with unexpected JSON.")
         return data
     raise ServedModelError(f"The server at {shown} stayed busy after {retries} tries (429/503).")
+
+
+class _Late(Exception):
+    """The answer was still arriving when the deadline passed."""
+
+
+def _read_before(response: Any, deadline: float) -> bytes:
+    """The whole body, or ``_Late`` once ``deadline`` passes (a read that stalls past it counts as late too)."""
+    import requests
+    import urllib3
+
+    chunks: list[bytes] = []
+    try:
+        for chunk in response.iter_content(READ_CHUNK_BYTES):
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise _Late
+    except requests.exceptions.ConnectionError as error:  # how requests reports a read that stalled
+        if any(isinstance(arg, urllib3.exceptions.ReadTimeoutError) for arg in error.args):
+            raise _Late from None
+        raise
+    finally:
+        response.close()
+    if time.monotonic() > deadline:
+        raise _Late
+    return b"".join(chunks)
 
 
 def _retry_after(response: Any, default: float) -> float:
@@ -335,13 +369,13 @@ def _retry_after(response: Any, default: float) -> float:
         return default
 
 
-def _error_text(response: Any) -> str:
+def _error_text(payload: bytes) -> str:
     try:
-        data = response.json()
+        data = json.loads(payload)
         message = data.get("error", {}).get("message") if isinstance(data.get("error"), dict) else data.get("message")
         text = str(message or data.get("detail") or data)
-    except ValueError:
-        text = response.text
+    except (ValueError, AttributeError):
+        text = payload.decode("utf-8", "replace")
     return " ".join(text.split())[:300]
 
 

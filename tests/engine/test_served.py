@@ -399,6 +399,24 @@ def test_a_garbled_answer_is_one_error_line(vllm_endpoint):
     assert "\n" not in str(garbled.value)
 
 
+def test_an_answer_trickling_in_past_the_timeout_is_one_error(vllm_endpoint):
+    """Each piece of the answer arrives well within --timeout, the whole answer does not: late all the same."""
+    from tests.helpers.gateway import TRICKLE_GAP_S, TRICKLE_PIECES, gateway
+
+    timeout_s = TRICKLE_GAP_S * (TRICKLE_PIECES - 1) / 2
+    with gateway(_root(vllm_endpoint), []) as (root, plan):
+        served = _served(f"{root}/v1")
+        patient = served.endpoint
+        served.endpoint = dataclasses.replace(patient, timeout_s=timeout_s)
+        plan.steps = ["trickle"]
+        with pytest.raises(ServedModelError, match=rf"did not answer within {timeout_s:g} s \(--timeout\)"):
+            score_texts(served, ["Four score and seven years ago"], kgram_max=0)
+        served.endpoint = patient  # the same gateway, patient again: the next answer is read whole
+        plan.steps = ["trickle"]
+        (records,) = score_texts(served, ["Four score and seven years ago"], kgram_max=0)
+    assert np.isfinite(records.logprobs).all()
+
+
 def test_the_order_test_on_the_served_model_equals_the_in_process_run(vllm_endpoint, smollm2, tmp_path, capsys):
     """demo:mcq in 2 shards of 4 (every order), read in windows of 48 tokens so the server's log-probs are
     counted from inside a window too: every order's log-likelihood within 1e-3 of the in-process one."""

@@ -1,9 +1,10 @@
 """A gateway in front of the real vLLM server, as a rate limiter or a faulty proxy would sit there.
 
 It forwards every request to the server unchanged, except that completion requests follow a plan, one
-step per request: ``"pass"``, ``"429"`` or ``"503"`` (turned away with ``Retry-After``), or ``"garble"``
-(the server's answer cut in half). It records when each completion request arrived, so a test can see
-the client waited as told. The model's answers always come from vLLM itself.
+step per request: ``"pass"``, ``"429"`` or ``"503"`` (turned away with ``Retry-After``), ``"garble"``
+(the server's answer cut in half) or ``"trickle"`` (the server's answer sent in ``TRICKLE_PIECES`` pieces,
+``TRICKLE_GAP_S`` apart, as a congested link would deliver it). It records when each completion request
+arrived, so a test can see the client waited as told. The model's answers always come from vLLM itself.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 RETRY_AFTER_S = 1
+TRICKLE_PIECES = 8
+TRICKLE_GAP_S = 0.25
 
 
 class _Plan:
@@ -52,14 +55,19 @@ def gateway(upstream_root: str, steps: list[str]) -> Iterator[tuple[str, _Plan]]
             except urllib.error.HTTPError as error:
                 return error.code, dict(error.headers), error.read()
 
-        def _answer(self, status: int, body: bytes, extra: dict[str, str] | None = None) -> None:
+        def _answer(self, status: int, body: bytes, extra: dict[str, str] | None = None, *, pieces: int = 1) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             for name, value in (extra or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(body)
+            size = -(-len(body) // pieces)
+            for start in range(0, len(body), size):
+                if start:
+                    time.sleep(TRICKLE_GAP_S)
+                self.wfile.write(body[start : start + size])
+                self.wfile.flush()
 
         def _handle(self) -> None:
             step = plan.next() if self.path.endswith("/completions") else "pass"
@@ -69,6 +77,9 @@ def gateway(upstream_root: str, steps: list[str]) -> Iterator[tuple[str, _Plan]]
                 self._answer(int(step), b'{"error": {"message": "busy"}}', {"Retry-After": str(RETRY_AFTER_S)})
                 return
             status, _, body = self._forward()
+            if step == "trickle":
+                self._answer(status, body, pieces=TRICKLE_PIECES)
+                return
             self._answer(status, body[: len(body) // 2] if step == "garble" else body)
 
         do_GET = _handle
