@@ -44,6 +44,22 @@ def open_page(page: Page, url: str, timeout_ms: float = 120_000) -> None:
     wait_for_streamlit(page, timeout_ms=timeout_ms)
 
 
+_CHARTS_DRAWN_JS = """(atLeast) => {
+  const charts = [...document.querySelectorAll('.js-plotly-plot')];
+  const drawn = chart => chart.querySelector('.main-svg .trace, .main-svg .hm');  // heatmaps: .hm
+  return charts.filter(drawn).length >= atLeast;
+}"""
+
+
+def wait_for_charts(page: Page, at_least: int, timeout_ms: float = 60_000) -> None:
+    """Wait until ``at_least`` Plotly charts on the page have drawn their traces.
+
+    Charts are counted, not their svg layers (each chart has several), and only once drawn: on a busy machine
+    one chart can lag another by seconds, and a chart's frame appears before its data.
+    """
+    page.wait_for_function(_CHARTS_DRAWN_JS, arg=at_least, timeout=timeout_ms, polling=100)
+
+
 def exception_texts(page: Page) -> list[str]:
     """Texts of any Streamlit exception boxes on the page (a test asserts this is empty)."""
     return page.locator('[data-testid="stException"]').all_inner_texts()

@@ -23,6 +23,7 @@ from tests.browser.helpers import (
     exception_texts,
     open_page,
     present_view,
+    wait_for_charts,
     wait_for_streamlit,
 )
 from tests.helpers.order_benchmark import SHARDS, TEMPLATE
@@ -70,7 +71,7 @@ def _run(page, benchmark: Path, screenshot: Path) -> str:
     page.get_by_role("button", name="Run order test").click()
     wait_for_streamlit(page, timeout_ms=300_000)
     assert exception_texts(page) == []
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
+    wait_for_charts(page, 1, timeout_ms=60_000)
     assert_verdict_in_viewport(page)
     page.screenshot(path=str(screenshot))
     return page.locator(".leaklens-finding").first.inner_text()

@@ -12,6 +12,7 @@ from tests.browser.helpers import (
     full_page_screenshot,
     open_page,
     present_view,
+    wait_for_charts,
     wait_for_streamlit,
 )
 
@@ -38,7 +39,7 @@ def test_dataset_inference_page_runs_and_leads_with_the_verdict(app_url, browser
     page.get_by_role("button", name="Run dataset inference").click()
     wait_for_streamlit(page, timeout_ms=240_000)
     page.wait_for_selector(".leaklens-finding", timeout=60_000)
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
+    wait_for_charts(page, 3, timeout_ms=60_000)
     assert exception_texts(page) == []
     banner = page.locator(".leaklens-finding").first
     assert "wording alone" in banner.inner_text()  # a date split: confounded, not "strong"

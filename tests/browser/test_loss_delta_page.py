@@ -23,6 +23,7 @@ from tests.browser.helpers import (
     full_page_screenshot,
     open_page,
     present_view,
+    wait_for_charts,
     wait_for_streamlit,
     wait_until_partly_done,
 )
@@ -94,7 +95,7 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     _type(page, "Base model (optional, for Δ²)", str(base_model_dir))
     page.get_by_role("button", name="Run loss-delta test").click()
     wait_for_streamlit(page, timeout_ms=240_000)
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
+    wait_for_charts(page, 3, timeout_ms=60_000)
 
     assert exception_texts(page) == []
     assert page.locator('[data-testid="stAlert"]').filter(has_text="error").count() == 0
@@ -175,7 +176,7 @@ def test_a_delta2_from_the_reference_set_reads_confounded_with_both_changes_in_v
     _type(page, "Base model (optional, for Δ²)", "tiny-random")
     page.get_by_role("button", name="Run loss-delta test").click()
     wait_for_streamlit(page, timeout_ms=240_000)
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
+    wait_for_charts(page, 3, timeout_ms=60_000)
 
     assert exception_texts(page) == []
     assert_verdict_in_viewport(page)

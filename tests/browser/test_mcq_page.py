@@ -15,6 +15,7 @@ from tests.browser.helpers import (
     full_page_screenshot,
     open_page,
     present_view,
+    wait_for_charts,
     wait_for_streamlit,
     wait_until_partly_done,
 )
@@ -34,7 +35,7 @@ def test_mcq_page_runs_and_shows_charts_and_probe_table(app_url, browser_page, s
     wait_for_streamlit(page, timeout_ms=240_000)
     # Both charts drawn (each has several svg layers, so count the charts themselves): the page draws its result
     # again after the run (Setup folds), and on a busy machine the second chart can lag the first.
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=60_000)
+    wait_for_charts(page, 2, timeout_ms=60_000)
 
     assert exception_texts(page) == []
     charts = page.locator(".js-plotly-plot")

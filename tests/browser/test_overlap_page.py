@@ -17,6 +17,7 @@ from tests.browser.helpers import (
     full_page_screenshot,
     open_page,
     present_view,
+    wait_for_charts,
     wait_for_streamlit,
 )
 from tests.browser.server import streamlit_server
@@ -63,7 +64,7 @@ def test_search_shows_heatmap_and_highlighted_matches(overlap_app, browser_page,
     first_pair = page.locator(".ll-pair").first
     assert first_pair.locator("mark").count() >= 2
     # Plotly draws after the page's text has arrived: wait for the chart before counting it.
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
+    wait_for_charts(page, 1, timeout_ms=60_000)
     assert page.locator(".js-plotly-plot").count() == 1
     assert page.get_by_text("contamination_report.tsv").first.is_visible()
     # The files behind the downloads live in the cache, where a size-bounded clean-up finds them.

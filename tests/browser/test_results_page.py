@@ -26,6 +26,7 @@ from tests.browser.helpers import (
     full_page_screenshot,
     open_page,
     visible_inputs,
+    wait_for_charts,
     wait_for_streamlit,
 )
 from tests.browser.server import streamlit_server
@@ -193,7 +194,7 @@ def test_a_stored_loss_delta_comparison_opens_with_its_verdict(delta_results_url
     assert "LeakLens built-in reference vs fresh set" in page.locator('[data-testid="stMain"]').inner_text()
     assert_verdict_in_viewport(page)  # the verdict on the first screen
     assert page.locator(CARD).count() == 1  # the comparison; its problem-set runs are parts of it
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
+    wait_for_charts(page, 1, timeout_ms=60_000)
     assert "Δ = " in page.locator(".js-plotly-plot").first.inner_text()
     page.screenshot(path=str(screenshot_dir / "results_loss_delta_1440x900.png"))
 
@@ -236,7 +237,7 @@ def test_exported_report_reads_as_a_report(results_app_url, browser_page, screen
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(report.as_uri(), wait_until="load")
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 10", timeout=60_000)
+    wait_for_charts(page, 5, timeout_ms=60_000)
     page.wait_for_timeout(800)
     assert [url for url in requested if not url.startswith(("file:", "data:", "blob:"))] == []
 
@@ -281,7 +282,7 @@ def test_membership_page_runs_and_shows_charts(results_app_url, browser_page, sc
     wait_for_streamlit(page)
     assert "12 texts" in page.locator('[data-testid="stMain"]').inner_text()
     page.get_by_role("button", name="Run benchmark").click()
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=120_000)
+    wait_for_charts(page, 2, timeout_ms=120_000)
     wait_for_streamlit(page)
     assert exception_texts(page) == []
     body = page.locator('[data-testid="stMain"]').inner_text()
@@ -319,7 +320,7 @@ def test_mcq_report_from_the_store_opens_offline(tiny_lm, browser_page, screensh
     page = browser_page
     page.context.set_offline(True)
     page.goto(report.as_uri(), wait_until="load")
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
+    wait_for_charts(page, 3, timeout_ms=60_000)
     page.wait_for_timeout(800)
     assert page.locator("body > *").nth(1).get_attribute("class") == "findings"
     banner = page.locator(".leaklens-finding").first
