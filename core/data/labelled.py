@@ -8,7 +8,6 @@ so stored runs can be matched to their data whichever way it was loaded.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -16,7 +15,7 @@ import numpy as np
 
 from core.config import SHARED_DATA_DIR
 from core.data.fingerprint import fingerprint_rows
-from core.data.tables import SkippedRow, Table, load_rows, load_uploaded, skipped_summary
+from core.data.tables import SkippedRow, Table, is_blank, load_rows, load_uploaded, skipped_summary
 from core.data.text import unicode_problem
 from core.errors import DataError
 
@@ -197,7 +196,7 @@ def labelled_from_table(
     for index, row in enumerate(table.rows):
         text = row.get(text_col)
         if not isinstance(text, str):
-            kind = "missing" if _is_missing(text) else f"not text ({type(text).__name__})"
+            kind = "missing" if is_blank(text) else f"not text ({type(text).__name__})"
             skipped.append(table.skip(index, f"{kind} in column {text_col!r}"))
             continue
         if not text.strip():
@@ -271,15 +270,11 @@ def parse_label(value: Any) -> int | None:
     return None
 
 
-def _is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 def _row_ids(table: Table, kept: list[int]) -> list[str]:
     for name in ID_COLUMN_NAMES:
         if name in table.columns:
             values = [table.rows[i].get(name) for i in kept]
-            as_text = [str(v) for v in values if not _is_missing(v)]
+            as_text = [str(v) for v in values if not is_blank(v)]
             if len(as_text) == len(kept) and len(set(as_text)) == len(kept):
                 return as_text
     return [str(i) for i in kept]

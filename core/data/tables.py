@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -42,6 +43,18 @@ class SkippedRow:
 
 ROW_ID_COLUMNS = ("id", "ID", "Id", "uid", "sample_id", "task_id")
 """Columns whose value names a row in skipped-row reports."""
+
+
+def is_blank(value: Any) -> bool:
+    """None, an empty or blank string, or a missing number (NaN, as a table library reads an empty cell)."""
+    if isinstance(value, float):
+        return math.isnan(value)
+    return value is None or not str(value).strip()
+
+
+def row_id_of(row: dict[str, Any]) -> str | None:
+    """The row's own id from the first ``ROW_ID_COLUMNS`` column that holds one; None when none does."""
+    return next((str(row[c]) for c in ROW_ID_COLUMNS if not is_blank(row.get(c))), None)
 
 
 def skipped_summary(skipped: list[SkippedRow] | tuple[SkippedRow, ...], *, unit: str = "lines", limit: int = 10) -> str:
@@ -80,9 +93,7 @@ class Table:
 
     def skip(self, index: int, reason: str) -> SkippedRow:
         """A report of row ``index`` being left out, numbered like every other report (see ``SkippedRow``)."""
-        row = self.rows[index]
-        row_id = next((row[c] for c in ROW_ID_COLUMNS if row.get(c) not in (None, "")), None)
-        return SkippedRow(self.line_of(index), reason, None if row_id is None else str(row_id))
+        return SkippedRow(self.line_of(index), reason, row_id_of(self.rows[index]))
 
     def require_columns(self, *names: str) -> None:
         """Raise a ``DataError`` naming the missing columns and listing the ones that exist."""

@@ -362,12 +362,15 @@ def placement_finding(placement: PassagePlacement) -> Finding:
 
 
 def _numbers(method: MethodPlacement) -> str:
-    """``loss: more predictable than 92% of 200 fresh passages (1 in 13 score this high)``."""
+    """``loss: more predictable than 92% of 200 fresh passages (1 in 13 score this high)``; above half, the
+    count itself (``150 of 200 score this high``), since "1 in 1" would read as every one."""
     if method.percentile == 0:
         return f"{_headline_name(method)}: less predictable than all {method.n_compared} fresh passages"
+    how_many = (
+        f"1 in {round(1 / method.chance)}" if method.chance <= 0.5 else f"{method.n_at_least} of {method.n_compared}"
+    )
     return (
-        f"{_headline_name(method)}: more predictable than {_share(method)} fresh passages "
-        f"(1 in {round(1 / method.chance)} score this high)"
+        f"{_headline_name(method)}: more predictable than {_share(method)} fresh passages ({how_many} score this high)"
     )
 
 

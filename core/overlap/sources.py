@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,7 +22,7 @@ from typing import Any, cast
 
 from core.config import cache_subdir
 from core.data.demo import demo_path, is_demo_source
-from core.data.tables import ROW_ID_COLUMNS, SkippedRow, Table, is_local_source, load_rows, load_uploaded
+from core.data.tables import SkippedRow, Table, is_blank, is_local_source, load_rows, load_uploaded, row_id_of
 from core.errors import DataError
 from core.files.outputs import write_atomic
 
@@ -477,8 +476,7 @@ _FIELDS_LISTED = 50
 
 def _where(number: int, row: dict[str, Any]) -> SkippedRow:
     """A row's place for reports: its 1-based file line and its id where it has one (reason filled later)."""
-    row_id = next((row[c] for c in ROW_ID_COLUMNS if row.get(c) not in (None, "")), None)
-    return SkippedRow(number, "", None if row_id is None else str(row_id))
+    return SkippedRow(number, "", row_id_of(row))
 
 
 def _decode_line(raw: bytes, path: Path, number: int, offset: int) -> str:
@@ -525,7 +523,7 @@ def eval_set_from_table(table: Table, field_name: str | None, *, name: str, id_f
             skipped.append(table.skip(index, f"no text in field '{field_name}'"))
             continue
         ident = row.get(id_field) if id_field else index
-        if _blank(ident):
+        if is_blank(ident):
             # The id names the row in every result file: a row without one is left out, by its line.
             skipped.append(table.skip(index, f"no value in id field '{id_field}'"))
             continue
@@ -538,13 +536,6 @@ def eval_set_from_table(table: Table, field_name: str | None, *, name: str, id_f
         )
         raise DataError(f"{table.source}: no row has text in field '{field_name}'{with_text}.")
     return EvalSet(name=name, instances=instances, source=table.source, skipped=skipped)
-
-
-def _blank(value: Any) -> bool:
-    """None, an empty or blank string, or a missing number (NaN, as pandas reads an empty cell)."""
-    if isinstance(value, float):
-        return math.isnan(value)
-    return value is None or not str(value).strip()
 
 
 def load_eval_set(

@@ -139,6 +139,17 @@ def test_empty_and_non_text_rows_skipped_with_row_numbers(tmp_path):
     ]
 
 
+def test_a_row_whose_numeric_id_is_missing_is_reported_by_number_alone(tmp_path):
+    """A missing number written as NaN (as Python's json module writes one) names no row: the line alone is given."""
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        '{"id": 7, "text": "one", "label": 1}\n{"id": NaN, "text": null, "label": 0}\n'
+        '{"id": 9, "text": null, "label": 0}\n{"id": 10, "text": "four", "label": 0}\n'
+    )
+    ds = load_labelled_dataset(str(path))
+    assert [s.where() for s in ds.skipped] == ["2", "3 (id 9)"]
+
+
 def test_malformed_jsonl_lines_are_reported_too(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text('{"text": "a", "label": 1}\n{broken\n{"text": "b", "label": 0}\n')

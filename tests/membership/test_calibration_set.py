@@ -250,6 +250,8 @@ def test_headlines_are_plain_and_never_overstate_the_share():
     middle = placement_finding(_placed(100, 200))
     assert middle.level == "none"
     assert middle.headline.startswith("No clear sign the model has seen it: more predictable than 50% of 200")
+    assert "(100 of 200 score this high)" in middle.numbers  # never "1 in 1" for a common score
+    assert "(1 in 10 score this high)" in placement_finding(_placed(19, 200)).numbers
     bottom = placement_finding(_placed(200, 200))
     assert bottom.headline == (
         "No sign the model has seen it: less predictable than all 200 freshly written passages of similar length."
