@@ -21,14 +21,14 @@ import json
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
+RESULTS = REPO / "bench" / "results"
 
-from scoring import machine  # noqa: E402
+from scoring import machine, write_result  # noqa: E402
 
 from core.benchmark_order.examples import render_examples  # noqa: E402
 from core.benchmark_order.run import OrderTest, run_order_test  # noqa: E402
@@ -39,7 +39,6 @@ from core.data.tables import load_rows  # noqa: E402
 from core.engine.generation import sequence_logprobs  # noqa: E402
 from core.engine.model_source import encode  # noqa: E402
 from core.engine.models import load_model, wrap_model  # noqa: E402
-from core.files.outputs import write_atomic  # noqa: E402
 from core.store.results import ResultStore  # noqa: E402
 from tests.helpers.fine_tune import fine_tune  # noqa: E402
 from tests.helpers.order_benchmark import (  # noqa: E402
@@ -129,10 +128,7 @@ def main() -> None:
     report["speed"] = speed(base, trained, OrderSettings(shards=SHARDS), shards=3, repeats=3 if args.speed_only else 2)
     print("speed", report["speed"], flush=True)  # every order of 4 examples
     if args.speed_only:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        out = REPO / "bench" / "results" / f"order_test_speed-{stamp}.json"
-        write_atomic(out, json.dumps(report, indent=2) + "\n")
-        print(out)
+        write_result(RESULTS, "order_test_speed", report)
         return
     test, seconds = run_test(base, trained, settings, store)
     report["untrained_on_file"] = summary(test, seconds)
@@ -179,10 +175,7 @@ def main() -> None:
             "on_unseen": summary(*on_unseen),
         }
         print(f"tuned {epochs}x", report[f"tuned_{epochs}x"], flush=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = REPO / "bench" / "results" / f"order_test-{stamp}.json"
-    write_atomic(out, json.dumps(report, indent=2) + "\n")
-    print(out)
+    write_result(RESULTS, "order_test", report)
 
 
 if __name__ == "__main__":

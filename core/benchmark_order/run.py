@@ -65,8 +65,8 @@ def most_shards(n_examples: int) -> int:
 
 def check_shardable(n_examples: int, settings: OrderSettings) -> None:
     """Refuse, before any work, a benchmark too small for the shards asked for."""
-    if settings.shards > most_shards(n_examples):
-        fits = most_shards(n_examples)
+    fits = most_shards(n_examples)
+    if settings.shards > fits:
         raise InputTextError(
             f"{n_examples} examples cannot fill {settings.shards} shards of at least {MIN_EXAMPLES_PER_SHARD}; "
             f"use --shards {fits} or fewer."

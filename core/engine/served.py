@@ -306,9 +306,7 @@ def request_json(
         try:
             response = session.request(method, url, json=body, headers=headers, timeout=endpoint.timeout_s, stream=True)
             payload = _read_before(response, deadline)
-        except requests.exceptions.Timeout:
-            raise late from None
-        except _Late:
+        except (requests.exceptions.Timeout, _Late):
             raise late from None
         except requests.exceptions.ConnectionError:
             if attempt + 1 < retries:

@@ -62,7 +62,7 @@ def gateway(upstream_root: str, steps: list[str]) -> Iterator[tuple[str, _Plan]]
             for name, value in (extra or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            size = -(-len(body) // pieces)
+            size = max(1, -(-len(body) // pieces))  # an empty body writes nothing (a zero step would raise)
             for start in range(0, len(body), size):
                 if start:
                     time.sleep(TRICKLE_GAP_S)
