@@ -17,7 +17,7 @@ VLLM_VENV := .venv-vllm
 VLLM_HASH := $(shell cat requirements-vllm.txt | sha256sum | cut -c1-16)
 VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_HASH)
 
-.PHONY: run test test-fast lint setup setup-dev setup-vllm bench clean-venv
+.PHONY: run test test-fast lint setup setup-dev setup-vllm bench calibration tour clean-venv
 
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.address localhost --server.port $(PORT)
@@ -59,8 +59,10 @@ $(VLLM_STAMP): requirements-vllm.txt
 	rm -f $(VLLM_VENV)/.installed-*
 	touch $@
 
+# Two workers (pytest-xdist); tests sharing a server or a trained model run in one (tests/conftest.py).
 test: lint setup-vllm
-	bash scripts/run_tests.sh --durations=15
+	@start=$$(date +%s); bash scripts/run_tests.sh -n 2 --dist loadgroup --durations=15; status=$$?; \
+	echo "make test: the suite took $$(( $$(date +%s) - start )) s of wall time"; exit $$status
 
 # The slow mark covers tests of 4 s or more: the bundled 135M model, vLLM, Elasticsearch, fine-tuning, subprocesses.
 # Browser tests drive Chromium. test-fast ran in about 3.5 minutes on the 2-core development machine.
@@ -69,6 +71,15 @@ test-fast: lint
 
 bench: setup
 	$(PY) -m bench.scoring
+
+# Rebuilds the bundled model's shipped fresh-passage scores (assets/calibration/scores/) after the fresh set,
+# the score definitions or the bundled model change: about 25 minutes on 2 CPU cores.
+calibration: setup
+	$(PY) -m bench.calibration
+
+# Every README tour step cold (fresh cache and store) and warm, with the forward-pass rate: bench/results/tour-*.json
+tour: setup
+	$(PY) -m bench.tour
 
 clean-venv:
 	rm -rf $(VENV) $(VLLM_VENV)

@@ -10,16 +10,18 @@ from ui.common import current_model_spec
 from ui.freshness import keep_result, show_result
 from ui.inspect import (
     KGRAMS_PENDING,
+    KGRAMS_TODO,
     RESULT,
     analyse,
     calibration_option,
     current_inputs,
+    judge_result,
     max_tokens_option,
     passage_inputs,
     render_result,
 )
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
-from ui.run_control import cancelled_notice, watched_run
+from ui.run_control import cancelled_notice, scroll_to_finding, watched_run
 
 INTRO = (
     "Paste a passage and see how predictable the model finds it, token by token. Text a model was trained on "
@@ -33,7 +35,7 @@ PRESENT_INTRO = (
     "for LeakLens, which it cannot have seen."
 )
 
-st.session_state.pop(KGRAMS_PENDING, None)  # only the script run that draws the fast view computes the k-grams
+st.session_state.pop(KGRAMS_PENDING, None)  # only the script run that draws the verdict computes the k-grams
 frame = result_first_page(
     "Inspect a passage", INTRO, has_result=RESULT in st.session_state, present_intro=PRESENT_INTRO
 )
@@ -53,18 +55,32 @@ with frame.result:
         scroll_to_result_area()
         result = None
         with watched_run("inspect", FRESH_KIND, "fresh passages"):
-            # Fast first view (main pass only) at the top, then the k-gram pass; the rerun draws everything.
-            result = analyse(model, passages, max_tokens, complete=False)
-            if result is not None and not result.complete:
+            # The passage's own result at once, its verdict as soon as the fresh passages of its length are
+            # scored, then the k-gram pass in the next script run, with the verdict already on screen.
+            result = analyse(model, passages, max_tokens, complete=False, judge=False)
+            if result is not None and not result.judged:
                 keep_result(RESULT, result, inputs)
-                kgram_status = st.container()
-                st.session_state[KGRAMS_PENDING] = True
+                verdict_status = st.container()
                 drawn = show_result(RESULT, inputs, render_result, action="Analyse")
-                with kgram_status:
-                    result = analyse(model, passages, max_tokens, complete=True)
-                st.session_state.pop(KGRAMS_PENDING, None)
+                with verdict_status:
+                    result = judge_result(result)
+        if result is not None and not result.complete:
+            keep_result(RESULT, result, inputs)
+            st.session_state[KGRAMS_TODO] = True
+            st.rerun()  # draws the verdict (Setup folded), then adds the k-gram pass
         if result is not None:
             finish_run(RESULT, result, inputs)  # Setup folds; the verdict is drawn at the top and scrolled to
+    elif st.session_state.pop(KGRAMS_TODO, False) and RESULT in st.session_state:
+        with watched_run("inspect", FRESH_KIND, "fresh passages"):
+            kgram_status = st.container()
+            st.session_state[KGRAMS_PENDING] = True
+            drawn = show_result(RESULT, inputs, render_result, action="Analyse")
+            scroll_to_finding()
+            with kgram_status:
+                result = analyse(model, passages, max_tokens, complete=True)
+            st.session_state.pop(KGRAMS_PENDING, None)
+        if result is not None:
+            finish_run(RESULT, result, inputs)
     cancelled_notice("inspect")
     if not drawn:
         shown = show_result(RESULT, inputs, render_result, action="Analyse")

@@ -15,12 +15,13 @@ import csv
 import io
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import streamlit as st
 
 from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE, Example
+from core.engine.records import scored_text
 from core.engine.scoring import MAX_KGRAM
 from core.engine.setup import resolve_setup
 from core.errors import LeakLensError
@@ -38,7 +39,7 @@ from core.membership.inspection import (
     inspect_passages,
     reference_points,
 )
-from core.membership.passage_finding import MethodPlacement, PassagePlacement, has_yardstick
+from core.membership.passage_finding import MethodPlacement, PassagePlacement, fresh_positions_for, has_yardstick
 from core.membership.passage_verdict import PassageVerdict, judge_passages
 from core.membership.summary import (
     MIN_SLOPE_TOKENS,
@@ -52,6 +53,7 @@ from core.membership.summary import (
     too_short,
     too_short_text,
 )
+from core.membership.text_form import guess_group
 from core.methods import Method, default_methods
 from core.methods.slope import Values
 from core.methods.support import supported_methods
@@ -79,11 +81,18 @@ RESULT = "inspect_result"
 CACHE = "inspect_cache"
 KGRAMS_PENDING = "inspect_kgrams_pending"
 """Set while this script run computes the k-gram pass after drawing the fast first view."""
+KGRAMS_TODO = "inspect_kgrams_todo"
+"""Set for the next script run: draw the verdict just computed, then add the k-gram pass."""
 CALIBRATION = "leaklens_calibration"
 """Session key of the ``Calibration`` (known members / non-members) the scores are placed against."""
 CALIBRATION_RUN = "inspect_calibration_run"
 CALIBRATION_ERROR = "inspect_calibration_error"
 CACHE_SIZE = 12
+PENDING_HEADLINE = "Comparing with freshly written passages of similar length…"
+PENDING_DETAIL = (
+    "The verdict appears here as soon as the passages it is compared with are scored; the passage's own "
+    "curve, colours and scores are below already."
+)
 EXAMPLE_LABELS = {
     GETTYSBURG.key: "the Gettysburg Address (example)",
     FRESH.key: "a freshly written paragraph (example)",
@@ -106,6 +115,11 @@ class InspectResult:
     """Why the passages could not be placed among the fresh passages, when they could not."""
     verdicts: tuple[PassageVerdict, ...] = ()
     """Each passage's placement, continuation and one finding (empty when the fresh passages were unavailable)."""
+    judged: bool = True
+    """False while the passage's own result is shown and its comparison with fresh passages is still to come."""
+    asked: tuple[tuple[str, str], ...] = ()
+    """The (name, text) pairs it was asked for; with ``max_tokens``, this session's cache key."""
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
 
 # ---------------------------------------------------------------- input
@@ -193,10 +207,14 @@ def current_inputs(passages: list[tuple[str, str]], max_tokens: int) -> list[Inp
 # ---------------------------------------------------------------- computation
 
 
-def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, complete: bool) -> InspectResult | None:
+def analyse(
+    spec: str, passages: list[tuple[str, str]], max_tokens: int, *, complete: bool, judge: bool = True
+) -> InspectResult | None:
     """Analyse (or fetch from this session's cache); shows a friendly message instead of raising.
 
-    complete=False is the fast first view (main pass only); complete=True adds the k-gram pass.
+    complete=False is the fast first view (main pass only); complete=True adds the k-gram pass. judge=False
+    returns the passage's own result at once, before any fresh passage is scored (``judge_result`` adds the
+    verdicts); a cached result is returned whole either way.
     """
     empty = [name for name, text in passages if not text.strip()]
     if empty:
@@ -219,22 +237,46 @@ def analyse(spec: str, passages: list[tuple[str, str]], max_tokens: int, *, comp
     cache: OrderedDict = st.session_state.setdefault(CACHE, OrderedDict())
     # The k-gram pass leaves loss and Min-K% as the fast view had them: its placement serves both views.
     fast = cache.get((spec, current_start_token(), tuple(passages), max_tokens, False)) if complete else None
-    if fast is not None:
-        verdicts, error = fast.verdicts, fast.placement_error
-    else:
-        verdicts, error = _verdicts(lm, found)
-    placements = tuple(v.placement for v in verdicts)
     texts = tuple(text for _, text in passages)
-    result = InspectResult(spec, tuple(found), complete, placements, texts, error, verdicts)
-    cache[(spec, current_start_token(), tuple(passages), max_tokens, complete)] = result
-    while len(cache) > CACHE_SIZE:
-        cache.popitem(last=False)
+    result = InspectResult(
+        spec, tuple(found), complete, (), texts, judged=False, asked=tuple(passages), max_tokens=max_tokens
+    )
+    if fast is not None:
+        result = replace(
+            result,
+            placements=fast.placements,
+            placement_error=fast.placement_error,
+            verdicts=fast.verdicts,
+            judged=True,
+        )
+    elif judge:
+        result = judge_result(result)
+    if result.judged:
+        _remember(result)
     return result
 
 
+def judge_result(result: InspectResult) -> InspectResult:
+    """The result with each passage's verdict: the fresh passages it is compared with are scored first
+    (nearest in length first; only those, for a model whose scores are neither shipped nor stored)."""
+    verdicts, error = _verdicts(get_model(result.model), list(result.passages))
+    placements = tuple(v.placement for v in verdicts)
+    judged = replace(result, placements=placements, placement_error=error, verdicts=verdicts, judged=True)
+    _remember(judged)
+    return judged
+
+
+def _remember(result: InspectResult) -> None:
+    cache: OrderedDict = st.session_state.setdefault(CACHE, OrderedDict())
+    cache[(result.model, current_start_token(), result.asked, result.max_tokens, result.complete)] = result
+    while len(cache) > CACHE_SIZE:
+        cache.popitem(last=False)
+
+
 def _verdicts(lm, found) -> tuple[tuple[PassageVerdict, ...], str]:
-    """Each passage among the fresh calibration passages (scored once per model and kept in the store), and its
-    first half continued by the model."""
+    """Each passage among the fresh calibration passages of its length (shipped, stored, or scored now and
+    kept in the store), and its first half continued by the model."""
+    wanted = [(p.analysis.records.n_tokens, guess_group(scored_text(p.analysis.records))) for p in found]
     try:
         calibration = stored_fresh_calibration(
             lm.spec,
@@ -242,7 +284,10 @@ def _verdicts(lm, found) -> tuple[tuple[PassageVerdict, ...], str]:
             store=ResultStore(),
             setup=resolve_setup(),
             start_token=current_start_token(),
-            progress=streamlit_progress("Scoring LeakLens's freshly written passages once for this model"),
+            progress=streamlit_progress(
+                "Comparing with freshly written passages of similar length: scoring them once for this model"
+            ),
+            only=lambda rows: fresh_positions_for(lm, rows, wanted),
         )
         progress = streamlit_progress("Giving the model each passage's first half")
         passages = [(p.analysis.scores, p.analysis.records) for p in found]
@@ -293,6 +338,12 @@ def passage_verdict(result: InspectResult, index: int) -> Finding:
     verdict = verdict_of(result, index)
     if verdict is not None:
         return verdict.finding
+    if not result.judged:
+        return Finding(
+            "inconclusive",
+            PENDING_HEADLINE,
+            ("the comparison with freshly written passages of similar length is under way",),
+        )
     reason = result.placement_error or "the freshly written passages could not be scored for this model."
     return Finding(
         "inconclusive",
@@ -345,6 +396,10 @@ def data_label(result: InspectResult) -> str:
 def render_verdicts(result: InspectResult) -> list[Finding]:
     """The verdict first: each passage's banner and the one chart that carries it (same method, same set)."""
     findings = []
+    if not result.judged:
+        with st.container(key="inspect_verdict_pending"):
+            st.info(PENDING_HEADLINE + " " + PENDING_DETAIL, icon=":material/hourglass_top:")
+        return [passage_verdict(result, index) for index in range(len(result.passages))]
     for index, passage in enumerate(result.passages):
         placement = placement_of(result, index)
         finding = passage_verdict(result, index)
@@ -757,8 +812,9 @@ def render_result(result: InspectResult) -> None:
     st.html(RESULT_CSS)
     st.subheader(f"{data_label(result)} · {result.model}")
     findings = render_verdicts(result)
-    with controls("inspect_exports"):
-        render_downloads(result, findings)
+    if result.judged:
+        with controls("inspect_exports"):
+            render_downloads(result, findings)
     with details("inspect"):
         render_truncation(result)
         render_comparison_details(result, findings)

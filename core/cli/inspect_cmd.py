@@ -53,11 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.engine.models import LoadedModel
-    from core.engine.progress import tqdm_progress
+    from core.engine.progress import announced, tqdm_progress
+    from core.engine.records import scored_text
     from core.membership.analysis import analyse_passages
-    from core.membership.calibration import stored_fresh_calibration
-    from core.membership.passage_finding import PLACED_METHODS
+    from core.membership.calibration import one_time_line, stored_fresh_calibration
+    from core.membership.passage_finding import PLACED_METHODS, fresh_positions_for
     from core.membership.passage_verdict import judge_passages
+    from core.membership.text_form import guess_group
     from core.methods import parse_methods
     from core.methods.support import supported_methods
 
@@ -74,14 +76,16 @@ def run(args: argparse.Namespace) -> int:
         (analysis,) = analyse_passages(lm, [text], methods, max_tokens=args.max_tokens)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    with open_store(args) as store, tqdm_progress("fresh passages (once per model)", unit="passage") as progress:
+    wanted = [(analysis.records.n_tokens, guess_group(scored_text(analysis.records)))]
+    with open_store(args) as store, tqdm_progress("fresh passages", unit="passage") as bar:
         calibration = stored_fresh_calibration(
             lm.spec,
             get_model=lambda: lm,
             store=store,
             setup=setup_from_args(args),
             start_token=args.start_token,
-            progress=progress,
+            progress=announced(lambda n, duration: one_time_line(n, duration, whole_set=False), bar),
+            only=lambda rows: fresh_positions_for(lm, rows, wanted),
         )
     with tqdm_progress("extraction", unit="passage") as progress:
         (verdict,) = judge_passages(
@@ -101,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         "perplexity": analysis.perplexity,
         "tokens": analysis.records.table(),
         "scores": scores,
+        "calibration": calibration.describe(),
         "provenance": command_provenance(args, "inspect", models={"model": args.model}),
     }
     emit_json(args, payload)

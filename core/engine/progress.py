@@ -47,6 +47,11 @@ class TimeLeft:
         self._clock = clock
         self._start: tuple[float, int] | None = None
 
+    @property
+    def started_at(self) -> float | None:
+        """The clock at the first report (None before it)."""
+        return None if self._start is None else self._start[0]
+
     def update(self, done: int, total: int) -> float | None:
         """Seconds left at the current pace, or None until some new work has been timed."""
         now = self._clock()
@@ -88,6 +93,83 @@ def _bar_shape(stream: TextIO) -> dict[str, Any]:
     return shape
 
 
+TEXT_STEPS = 10
+"""Plain progress lines per job: one at each tenth."""
+
+
+def text_progress(
+    description: str,
+    stream: TextIO | None = None,
+    *,
+    unit: str = "text",
+    steps: int = TEXT_STEPS,
+    clock: Callable[[], float] = time.monotonic,
+) -> ProgressCallback:
+    """A callback printing one plain line at each ``1/steps`` of the job, with the time left: progress a log
+    file, CI or a pipe can show (a bar redrawn in place needs a terminal). Work found done at the first
+    report (a resumed run) is neither announced again nor counted as speed."""
+    stream = stream if stream is not None else sys.stderr
+    estimate = TimeLeft(clock)
+    state = {"next": 1, "started": -1}
+
+    def update(done: int, total: int) -> None:
+        left = estimate.update(done, total)
+        if state["started"] < 0:
+            state["started"] = done
+        todo = total - state["started"]
+        if todo <= 0 or done <= state["started"]:
+            return
+        step = min(steps, todo)
+        reached = (done - state["started"]) * step // todo
+        if reached < state["next"]:
+            return
+        state["next"] = reached + 1
+        tail = "done" if done >= total else (f"{format_duration(left)} left" if left is not None else "")
+        line = f"{description}: {done} of {total} {unit}s ({done * 100 // total}%)"
+        print(f"{line}, {tail}" if tail else line, file=stream, flush=True)
+
+    return update
+
+
+def announced(
+    announce: Callable[[int, str], str],
+    progress: ProgressCallback | None,
+    stream: TextIO | None = None,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> ProgressCallback:
+    """``progress`` behind one plain line that says what a one-time wait is for and about how long:
+    ``announce(units to do, "about 3 min")`` is printed once the first batch has timed the pace (at once, with
+    no time, when the first report is also the last); nothing when everything was already done."""
+    stream = stream if stream is not None else sys.stderr
+    estimate = TimeLeft(clock)
+    state = {"start": -1, "said": False}
+
+    def update(done: int, total: int) -> None:
+        left = estimate.update(done, total)
+        if state["start"] < 0:
+            state["start"] = done
+        todo = total - state["start"]
+        if not state["said"] and todo > 0 and (left is not None or done >= total):
+            print(announce(todo, format_duration((left or 0) + clock() - _started(estimate))), file=stream, flush=True)
+            state["said"] = True
+        if progress is not None:
+            progress(done, total)
+
+    return update
+
+
+def _started(estimate: TimeLeft) -> float:
+    return estimate.started_at if estimate.started_at is not None else 0.0
+
+
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 @contextmanager
 def tqdm_progress(
     description: str,
@@ -96,10 +178,14 @@ def tqdm_progress(
     disable: bool | None = None,
     stream: TextIO | None = None,
 ) -> Iterator[ProgressCallback]:
-    """A callback driving a tqdm bar on ``stream`` (default stderr; ``disable=None`` hides it off a terminal)."""
+    """A callback driving a tqdm bar on ``stream`` (default stderr); off a terminal (``disable=None``) plain
+    lines at each tenth instead (``text_progress``), so a log shows the wait is moving."""
     from tqdm import tqdm
 
     stream = stream if stream is not None else sys.stderr
+    if disable is None and not is_terminal(stream):
+        yield text_progress(description, stream, unit=unit)
+        return
     bar = None
 
     def update(done: int, total: int) -> None:

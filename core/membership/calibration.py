@@ -33,7 +33,7 @@ from core.membership.summary import Calibration
 from core.membership.text_form import guess_group
 from core.methods import Method, default_methods, score_all
 from core.methods.auxiliary import compute_auxiliary
-from core.methods.extraction import Extraction
+from core.methods.extraction import EXTRACTION_KEY, Extraction, continuation_digest, extract, extraction_score
 from core.methods.support import supported_methods
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
@@ -109,10 +109,29 @@ class FreshCalibration:
     n_computed: int = 0
     """Passages scored by this call (0 when everything came from the store)."""
     notes: tuple[str, ...] = ()
+    n_set: int = 0
+    """Passages in the whole fresh set; more than ``n`` while only those a verdict needed are scored."""
+    source: str = "store"
+    """Where the scores came from: ``shipped`` (with LeakLens), ``store`` (scored before) or ``scored`` (now)."""
 
     @property
     def n(self) -> int:
         return len(self.ids)
+
+    @property
+    def complete(self) -> bool:
+        """Every passage of the set is scored (not only those the verdicts so far needed)."""
+        return self.n >= self.n_set
+
+    def describe(self) -> dict[str, Any]:
+        """Where the fresh scores came from and how many there are, for ``--out`` files and provenance."""
+        return {
+            "source": self.source,
+            "run_id": self.run_id,
+            "scored_now": self.n_computed,
+            "scored": self.n,
+            "set_size": self.n_set,
+        }
 
     @property
     def from_store(self) -> bool:
@@ -182,6 +201,21 @@ def fresh_run_key(
     }
 
 
+def one_time_line(n: int, duration: str, *, whole_set: bool) -> str:
+    """What a newcomer reads when fresh passages are scored for a model for the first time."""
+    which = "fresh passages" if whole_set else "fresh passages of similar length"
+    when = f", {duration}" if duration else ""
+    return f"Scoring {n} {which} once for this model{when}; later runs reuse them."
+
+
+def fresh_lengths(lm: ScoringModel, passages: Sequence[FreshPassage]) -> tuple[int, ...]:
+    """Each passage's scored token count under ``lm``, as its calibration sample will record it, from the
+    tokenizer alone: which fresh passages a passage is compared with is known before any is scored."""
+    from core.engine.scoring import encode_texts
+
+    return tuple(len(e.ids) for e in encode_texts(lm, [p.text for p in passages]))
+
+
 def stored_fresh_calibration(
     spec: str,
     *,
@@ -194,14 +228,22 @@ def stored_fresh_calibration(
     batch_size: int = DEFAULT_FRESH_BATCH_SIZE,
     progress: ProgressCallback | None = None,
     options: Mapping[str, Any] | None = None,
+    only: Sequence[int] | Callable[[Sequence[FreshPassage]], Sequence[int]] | None = None,
+    shipped: bool = True,
 ) -> FreshCalibration:
     """``spec``'s scores on the fresh passages: read from the store, scored (and stored) only when missing.
 
     ``get_model()`` is called at most once, and only when a passage is left to score: pages pass their
     cached model, which must be loaded under ``setup`` (default: this machine's automatic choice) and
     ``start_token``. ``passages`` and ``methods`` default to the shipped set and ``fresh_methods()``.
+    With ``shipped``, scores shipped for exactly this key (``core.membership.shipped_calibration``) are
+    copied into the store first, so the bundled model needs no pass at all. ``only``: the positions to have
+    scored now, in order (``passage_finding.fresh_positions_for``), or a function of the passages giving
+    them, called only when the set is not already complete in the store (it may tokenize them all); the
+    calibration then holds every passage stored so far, and ``complete`` says whether that is the whole set.
     """
     from core.engine.scoring import score_texts
+    from core.membership.shipped_calibration import seed_from_shipped
 
     spec = (spec or "").strip()
     if not spec:
@@ -227,42 +269,62 @@ def stored_fresh_calibration(
         method_labels={m.key: m.label for m in chosen},
         model_identity=identity,
     )
+    plain = [m for m in chosen if not isinstance(m, Extraction)]
+    extractions = [m for m in chosen if isinstance(m, Extraction)]
 
     def score(model: ScoringModel, positions: list[int]) -> list[SampleRow]:
         texts = [rows[i].text for i in positions]
         records = score_texts(model, texts, kgram_max=0)
-        aux = compute_auxiliary(model, texts, chosen, records)
+        aux = compute_auxiliary(model, texts, plain, records)
+        scores = [dict(score_all(plain, rec, a)) for rec, a in zip(records, aux, strict=True)]
+        summaries: list[dict[str, Any]] = [{"n_tokens": rec.n_tokens, "loss": rec.loss} for rec in records]
+        for method in extractions:
+            for i, (continuation,) in enumerate(extract(model, records, (method.fraction,))):
+                scores[i][method.key] = extraction_score(continuation)
+                if continuation is not None and method.key == EXTRACTION_KEY:
+                    summaries[i]["continuation"] = continuation_digest(continuation.generated_ids)
+        # dict(): a dict[str, float | None], the type SampleRow holds (dict is invariant in its values)
         return [
-            # dict(): a dict[str, float | None], the type SampleRow holds (dict is invariant in its values)
-            SampleRow(rows[i].id, None, dict(score_all(chosen, rec, a)), {"n_tokens": rec.n_tokens, "loss": rec.loss})
-            for i, rec, a in zip(positions, records, aux, strict=True)
+            SampleRow(rows[i].id, None, dict(sc), sm) for i, sc, sm in zip(positions, scores, summaries, strict=True)
         ]
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
         tokens = sorted(int(s.summary["n_tokens"]) for s in samples)
         return {"n": len(samples), "min_tokens": tokens[0], "max_tokens": tokens[-1]}
 
+    store = store or ResultStore()
+    request = RunRequest(FRESH_KIND, key, meta, setup.to_dict())
+    ids = [p.id for p in rows]
+    seeded = seed_from_shipped(store, request, ids, summarise) if shipped else None
+    if callable(only):
+        stored = store.find_run(FRESH_KIND, key)
+        only = None if stored is not None and stored.finished else only(rows)
     outcome = run_stored(
-        store or ResultStore(),
-        RunRequest(FRESH_KIND, key, meta, setup.to_dict()),
-        [p.id for p in rows],
+        store,
+        request,
+        ids,
         load=get_model,
         score=score,
         summarise=summarise,
         batch_size=batch_size,
         progress=progress,
+        only=only,
     )
     notes = outcome.notes
     by_id = {s.sample_id: s for s in outcome.samples}
-    ordered = [by_id[p.id] for p in rows]
+    held = [p for p in rows if p.id in by_id]  # file order, whatever order they were scored in
+    ordered = [by_id[p.id] for p in held]
+    source = "shipped" if seeded is not None else ("scored" if outcome.n_computed else "store")
     return FreshCalibration(
         model=spec,
         run_id=outcome.run.run_id,
-        ids=tuple(p.id for p in rows),
+        ids=tuple(p.id for p in held),
         n_tokens=tuple(int(s.summary["n_tokens"]) for s in ordered),
         scores={m.key: tuple(score_or_nan(s.scores.get(m.key)) for s in ordered) for m in chosen},
         method_labels={m.key: m.label for m in chosen},
-        groups=tuple(guess_group(p.text) for p in rows),
+        groups=tuple(guess_group(p.text) for p in held),
         n_computed=outcome.n_computed,
         notes=notes,
+        n_set=len(rows),
+        source=source,
     )

@@ -27,11 +27,8 @@ from core.membership.passage_finding import (
     level_of_chance,
     placement_finding,
 )
-from core.methods.extraction import Continuation, extraction_plan
+from core.methods.extraction import EXTRACTION_KEY, Continuation, extraction_plan
 from core.stats.finding import EXPOSURE_LEVELS, Finding, Level, count
-
-EXTRACTION_KEY = "extraction"
-"""The calibration score read: the fresh passages' leading matched tokens at the default prompt fraction."""
 
 
 @dataclass(frozen=True)

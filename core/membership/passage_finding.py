@@ -33,10 +33,11 @@ from typing import Any
 
 import numpy as np
 
+from core.engine.model_source import ScoringModel
 from core.errors import LeakLensError
-from core.membership.calibration import FreshCalibration
+from core.membership.calibration import FreshCalibration, FreshPassage, fresh_lengths
 from core.membership.summary import format_perplexity, percentile_of, too_short, too_short_text
-from core.membership.text_form import GROUP_NAMES, PROSE
+from core.membership.text_form import GROUP_NAMES, PROSE, guess_group
 from core.stats.finding import Finding, Level, count
 
 LENGTH_FACTOR = 2.0
@@ -198,6 +199,44 @@ def similar_length(
     return order[:minimum], len(order) > len(within)
 
 
+def comparison_positions(
+    n_tokens: int,
+    lengths: Sequence[int],
+    groups: Sequence[str] = (),
+    *,
+    group: str = PROSE,
+    factor: float = LENGTH_FACTOR,
+    minimum: int = MIN_SIMILAR,
+) -> tuple[list[int], bool, int | None]:
+    """Which fresh passages (positions in ``lengths``) a passage of ``n_tokens`` and kind ``group`` is compared
+    with, nearest in length first: those of its kind within ``factor`` when ``minimum`` of them are, else every
+    kind's (``similar_length``). Returns (positions, widened, fresh passages of its kind within the factor;
+    None without ``groups``). Any superset of the positions returned selects the same ones again, so the
+    fresh passages can be scored these first and the rest later."""
+    positions, widened = similar_length(n_tokens, lengths, factor=factor, minimum=minimum)
+    n_own = None
+    if groups:
+        own = [i for i, g in enumerate(groups) if g == group]
+        near, own_widened = similar_length(n_tokens, [lengths[i] for i in own], factor=factor, minimum=1)
+        n_own = 0 if own_widened or not own else len(near)
+        if n_own >= minimum:
+            positions, widened = [own[i] for i in near], False
+    return positions, widened, n_own
+
+
+def fresh_positions_for(
+    lm: ScoringModel, passages: Sequence[FreshPassage], wanted: Sequence[tuple[int, str]]
+) -> list[int]:
+    """Positions of the fresh passages that passages of these (token count, kind) pairs are compared with
+    (``comparison_positions``), nearest in length to the first passage first: what to score before a verdict."""
+    lengths = fresh_lengths(lm, passages)
+    groups = [guess_group(p.text) for p in passages]
+    order: list[int] = []
+    for n_tokens, group in wanted:
+        order += comparison_positions(max(n_tokens, 1), lengths, groups, group=group)[0]
+    return list(dict.fromkeys(order))
+
+
 def place_passage(
     scores: Mapping[str, float],
     n_tokens: int,
@@ -214,14 +253,9 @@ def place_passage(
     ``tests``: how many tests the passage's finding reads (``MethodPlacement.tests``); ``group``: the kind of
     text it reads as, compared only with fresh passages of that kind when ``minimum`` of them are near its
     length, else with every fresh passage."""
-    positions, widened = similar_length(n_tokens, calibration.n_tokens, factor=factor, minimum=minimum)
-    n_own = None
-    if calibration.groups:
-        own = [i for i, g in enumerate(calibration.groups) if g == group]
-        near, own_widened = similar_length(n_tokens, [calibration.n_tokens[i] for i in own], factor=factor, minimum=1)
-        n_own = 0 if own_widened or not own else len(near)
-        if n_own >= minimum:
-            positions, widened = [own[i] for i in near], False
+    positions, widened, n_own = comparison_positions(
+        n_tokens, calibration.n_tokens, calibration.groups, group=group, factor=factor, minimum=minimum
+    )
     placed = []
     for key in methods:
         value = scores.get(key)

@@ -18,6 +18,7 @@ tokens matches only when both tokens do.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ MIN_PREFIX_TOKENS = 4
 """Fewer tokens of prompt than this say too little about which text to continue."""
 MIN_CONTINUATION = 4
 """Fewer tokens to continue than this cannot show a verbatim run worth reporting."""
+EXTRACTION_KEY = "extraction"
+"""The default detector's key: leading matched tokens at the default prompt fraction."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,16 @@ def longest_matching_run(generated: Sequence[int], truth: Sequence[int]) -> int:
         run = run + 1 if a == b else 0
         best = max(best, run)
     return best
+
+
+def extraction_score(continuation: Continuation | None) -> float:
+    """The detector's score: leading matched tokens, NaN for a passage too short to split."""
+    return math.nan if continuation is None else float(continuation.leading)
+
+
+def continuation_digest(ids: Sequence[int]) -> str:
+    """A short fingerprint of a continuation's token ids: two runs continued a passage identically or not."""
+    return hashlib.sha256(",".join(str(int(i)) for i in ids).encode()).hexdigest()[:16]
 
 
 def extraction_plan(n_tokens: int, fraction: float = DEFAULT_FRACTION) -> tuple[int, int] | None:
@@ -157,7 +170,7 @@ class Extraction(Method):
 
     @property
     def key(self) -> str:
-        return "extraction" if self.fraction == 0.5 else f"extraction_f{self.fraction:g}"
+        return EXTRACTION_KEY if self.fraction == DEFAULT_FRACTION else f"extraction_f{self.fraction:g}"
 
     @property
     def label(self) -> str:
@@ -172,4 +185,4 @@ class Extraction(Method):
     def compute_pass(self, context: PassContext, step: PassStep) -> list[Any]:
         """Every passage's continuation in one batched generation; the leading matched tokens (NaN: too short)."""
         measured = extract(context.lm, context.records, (self.fraction,), progress=step(len(context.records)))
-        return [math.nan if e is None else float(e.leading) for (e,) in measured]
+        return [extraction_score(e) for (e,) in measured]

@@ -53,7 +53,7 @@ class RunRequest:
 @dataclass(frozen=True)
 class RunOutcome:
     run: RunInfo
-    """The finished run."""
+    """The run: finished, or still partial when only some samples were asked for (``only``)."""
     samples: list[SampleRow]
     """Every stored sample, in the order first written."""
     n_computed: int
@@ -100,8 +100,13 @@ def run_resumable(
     batch_size: int,
     progress: ProgressCallback | None = None,
     report_start: bool = True,
+    only: Sequence[int] | None = None,
 ) -> RunOutcome:
     """Score the samples not yet stored, ``batch_size`` at a time, then finish the run with its summary.
+
+    ``only``: the positions wanted now, in the order to score them (e.g. the samples an answer needs first);
+    the others are left for a later call, and the run stays unfinished (resumable) until every sample is
+    stored. ``progress`` then counts the wanted samples only.
 
     ``score_batch(positions)`` scores the samples at those positions of ``sample_ids`` and returns their
     rows; ``summarise(samples)`` turns all stored samples into the summary kept with the finished run.
@@ -116,7 +121,7 @@ def run_resumable(
     if len(set(sample_ids)) != len(sample_ids):
         raise LeakLensError("Sample ids must be unique within a run.")
     ranks = distributed.current()
-    if ranks is not None:
+    if ranks is not None:  # shared out among processes: the whole run, every rank the same batches
         return _run_sharded(
             ranks,
             store,
@@ -133,6 +138,12 @@ def run_resumable(
         _report(progress, len(sample_ids), len(sample_ids))
         return plan.finished
     total, todo = len(sample_ids), plan.todo
+    if only is not None:
+        left = set(todo)
+        wanted = list(dict.fromkeys(only))
+        if any(not 0 <= i < total for i in wanted):
+            raise LeakLensError(f"Asked for samples outside the run's {total}.")
+        todo, total = [i for i in wanted if i in left], len(wanted)
     n_done = total - len(todo)
     if report_start:
         _report(progress, n_done, total)
@@ -144,6 +155,10 @@ def run_resumable(
                 return taken_over
             n_done += len(batch)
             _report(progress, n_done, total)
+        if only is not None and len(store.done_sample_ids(plan.run.run_id)) < len(sample_ids):
+            store.mark_interrupted(plan.run.run_id)  # the rest waits for a call that needs it
+            partial = store.get_run(plan.run.run_id) or plan.run
+            return RunOutcome(partial, store.load_samples(plan.run.run_id), len(todo), plan.superseded)
         return _finish(store, plan, summarise)
     except BaseException:
         store.mark_interrupted(plan.run.run_id)

@@ -83,11 +83,12 @@ def run_stored(
     batch_size: int,
     progress: ProgressCallback | None = None,
     report_start: bool = True,
+    only: Sequence[int] | None = None,
 ) -> StoredOutcome:
     """Run ``request`` through the resumable loop, ``score(model, positions)`` batch by batch.
 
     ``load()`` runs at most once, and only when a sample is left to score. The weights-changed note names
-    ``request.meta["model"]``.
+    ``request.meta["model"]``. ``only``: the positions to score now (``run_resumable``).
     """
     model = LoadOnce(load)
     outcome = run_resumable(
@@ -99,6 +100,7 @@ def run_stored(
         batch_size=batch_size,
         progress=progress,
         report_start=report_start,
+        only=only,
     )
     name = str(request.meta.get("model") or "")
     notes = (weights_changed_note(name, outcome.superseded),) if outcome.superseded else ()

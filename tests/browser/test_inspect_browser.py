@@ -273,3 +273,39 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
         page.screenshot(path=str(screenshot_dir / f"inspect_tour_{tag}.png"))
 
         present_view(page, str(screenshot_dir / f"inspect_present_{tag}.png"))
+
+
+def test_a_model_without_shipped_scores_shows_the_curve_first_and_the_verdict_before_the_whole_fresh_set(
+    tmp_path, browser_page, screenshot_dir
+):
+    """Progressive calibration on a fresh store (the tiny model's fresh scores never ship): the passage's curve
+    is on screen while the fresh passages are scored, and the verdict appears once those of its length are,
+    while the rest of the set is still unscored (counted in the store at that moment)."""
+    from core.membership.calibration import FRESH_KIND, load_fresh_passages
+    from core.store.results import ResultStore
+    from tests.browser.server import streamlit_server
+
+    store_path = tmp_path / "results.sqlite"
+    with streamlit_server(tmp_path, LEAKLENS_STORE=str(store_path)) as url:
+        page = browser_page
+        open_page(page, f"{url}/Inspect_a_passage")
+        page.get_by_role("button", name="Example: Gettysburg Address (famous)").click()
+        wait_for_streamlit(page)
+        page.get_by_role("button", name="Analyse").click()
+        page.wait_for_selector(CHART, state="visible", timeout=120_000)
+        pending = page.locator(".st-key-inspect_verdict_pending")
+        assert pending.is_visible(), "the curve came without the comparison under way"
+        assert page.locator(".leaklens-finding").count() == 0  # the curve first, the verdict later
+        assert "Comparing with freshly written passages of similar length" in pending.inner_text()
+        page.screenshot(path=str(screenshot_dir / "inspect_progressive_curve_first_1440x900.png"))
+        page.wait_for_selector(".leaklens-finding", state="visible", timeout=300_000)
+        (run,) = ResultStore(store_path).list_runs(FRESH_KIND)
+        n_set = len(load_fresh_passages())
+        assert 15 <= run.n_done < n_set, (run.n_done, n_set)
+        assert not run.finished
+        wait_for_streamlit(page, timeout_ms=300_000)
+        assert exception_texts(page) == []
+        assert_verdict_in_viewport(page)
+        assert page.locator(CURVE).count() == 1
+        page.screenshot(path=str(screenshot_dir / "inspect_progressive_verdict_1440x900.png"))
+        assert ResultStore(store_path).list_runs(FRESH_KIND)[0].n_done == run.n_done  # nothing more was scored

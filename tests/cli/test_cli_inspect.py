@@ -140,6 +140,54 @@ def test_real_entry_point_runs_as_a_module():
     assert json.loads(done.stdout)["n_tokens"] > 0
 
 
+@pytest.mark.slow
+def test_a_first_inspect_with_the_bundled_model_compares_with_400_fresh_passages_and_scores_none(capsys):
+    """README step 1 on a fresh store: the bundled model's fresh scores ship with LeakLens, so the finding
+    comes with no model pass over the fresh set, among enough passages of similar length for `strong`."""
+    err: list[str] = []
+    payload = run_json(capsys, "--model", "smollm2-135m", "--text", GETTYSBURG, stderr=err)
+    assert payload["calibration"]["source"] == "shipped"
+    assert payload["calibration"]["scored_now"] == 0
+    assert payload["calibration"]["scored"] == payload["calibration"]["set_size"] >= 1000
+    assert payload["placement"]["group_matched"]
+    assert len(payload["placement"]["similar_ids"]) >= 400
+    assert payload["finding"]["level"] in LEVELS
+    assert "Scoring" not in err[0]
+
+
+@pytest.mark.slow
+def test_a_one_time_step_is_announced_in_plain_lines_when_stderr_is_not_a_terminal(tmp_path):
+    """A log file, CI or a pipe sees what the wait is for, how many passages and about how long, then a
+    line at each tenth; the passages of the passage's length only, and a later run scores none again."""
+    passages = (REPO / "assets" / "calibration" / "fresh_passages.jsonl").read_text().splitlines()
+    small = tmp_path / "fresh.jsonl"
+    small.write_text("\n".join(passages[:120]) + "\n")  # a set of one's own, kept small for speed
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "LEAKLENS_FRESH_PASSAGES": str(small),
+        "LEAKLENS_STORE": str(tmp_path / "results.sqlite"),
+    }
+    command = [sys.executable, "-m", "core", "inspect", "--model", "tiny-random", "--text", GETTYSBURG, "--json"]
+    runs = [subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300) for _ in "ab"]
+    first, second = runs
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    payload = json.loads(first.stdout)
+    scored = payload["calibration"]["scored_now"]
+    assert 15 <= scored < 120 == payload["calibration"]["set_size"]
+    lines = first.stderr.splitlines()
+    announce = [line for line in lines if line.startswith("Scoring ")]
+    assert announce == [announce[0]] and announce[0].startswith(
+        f"Scoring {scored} fresh passages of similar length once for this model, about "
+    ), first.stderr
+    assert announce[0].endswith("; later runs reuse them.")
+    tenths = [line for line in lines if line.startswith("fresh passages: ")]
+    assert len(tenths) >= 5 and tenths[-1] == f"fresh passages: {scored} of {scored} passages (100%), done"
+    assert "\r" not in first.stderr
+    assert json.loads(second.stdout)["calibration"]["scored_now"] == 0
+    assert "Scoring" not in second.stderr and "fresh passages: " not in second.stderr
+
+
 @pytest.mark.usefixtures("smollm2_calibration")  # the fresh passages scored once per session
 def test_smollm2_recognises_gettysburg_but_not_a_fresh_paragraph(capsys, smollm2):
     famous = run_json(capsys, "--model", "smollm2-135m", "--text", GETTYSBURG, "--methods", "loss")

@@ -64,7 +64,7 @@ def test_shipped_set_has_enough_unique_passages_spread_over_lengths(tiny_lm):
     assert len(passages) >= 300
     assert len({p.id for p in passages}) == len(passages)
     assert len({p.text for p in passages}) == len(passages)
-    assert all(re.fullmatch(r"fresh-cal-\d{3}", p.id) for p in passages)
+    assert all(re.fullmatch(r"fresh-cal-\d{3,4}", p.id) for p in passages)
     words = [_words(p.text) for p in passages]
     assert min(words) <= 12  # one sentence
     assert max(words) <= 300
@@ -373,3 +373,53 @@ def test_a_passage_between_the_margin_and_weak_still_has_its_yardstick():
     assert placement_finding(placement).level == "inconclusive"
     assert has_yardstick(placement)
     assert not has_yardstick(_placed(0, 200, widened=True))
+
+
+# --- progressive calibration ---------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_tokens", [9, 34, 150])
+def test_scoring_only_the_passages_a_verdict_needs_places_the_passage_exactly_as_the_whole_set(
+    tiny_lm, tmp_path, n_tokens
+):
+    """A model whose fresh scores are not stored scores the passages of the passage's length first: the
+    placement read from them equals the one read from the whole set (same passages compared, same scores),
+    for a passage with enough of its kind near its length, one compared across kinds and a widened one."""
+    from core.membership.calibration import fresh_lengths
+    from core.membership.passage_finding import comparison_positions, fresh_positions_for
+
+    passages = load_fresh_passages()[:160]
+    wanted = [(n_tokens, "prose")]
+    store = ResultStore(tmp_path / "partial.sqlite")
+    positions = fresh_positions_for(tiny_lm, passages, wanted)
+    lengths = fresh_lengths(tiny_lm, passages)
+    distances = [abs(math.log(lengths[i] / n_tokens)) for i in positions]
+    assert distances == sorted(distances)  # nearest in length first
+    partial = stored_fresh_calibration(
+        "tiny-random", get_model=lambda: tiny_lm, store=store, setup=CPU, passages=passages, only=positions
+    )
+    whole = stored_fresh_calibration(
+        "tiny-random",
+        get_model=lambda: tiny_lm,
+        store=ResultStore(tmp_path / "whole.sqlite"),
+        setup=CPU,
+        passages=passages,
+    )
+    assert partial.n == len(positions) < whole.n == partial.n_set == len(passages)
+    assert not partial.complete and whole.complete
+    assert partial.n_tokens == tuple(lengths[i] for i in sorted(positions))
+    scores = {"loss": -4.0, "min_k_20": -7.0}
+    for calibration in (partial, whole):
+        chosen = comparison_positions(n_tokens, calibration.n_tokens, calibration.groups, group="prose")[0]
+        assert {calibration.ids[i] for i in chosen} == {passages[i].id for i in positions}
+    a = place_passage(scores, n_tokens, partial, group="prose")
+    b = place_passage(scores, n_tokens, whole, group="prose")
+    assert (a.similar_ids, a.widened, a.n_own_group) == (b.similar_ids, b.widened, b.n_own_group)
+    for x, y in zip(a.methods, b.methods, strict=True):
+        assert x.calibration_scores == pytest.approx(y.calibration_scores, abs=1e-5)
+        assert x.n_at_least == y.n_at_least
+    resumed = stored_fresh_calibration(
+        "tiny-random", get_model=lambda: tiny_lm, store=store, setup=CPU, passages=passages
+    )
+    assert resumed.complete and resumed.n_computed == len(passages) - len(positions)

@@ -54,3 +54,41 @@ def test_run_meta_keeps_the_listed_facts_and_only_a_given_task():
     meta = run_meta(dataset="d", model="m", n_total=3, provenance={"command": "x"}, role="base")
     assert meta == {"dataset": "d", "model": "m", "n_total": 3, "role": "base", "provenance": {"command": "x"}}
     assert run_meta(dataset="d", model="m", n_total=3, task="mcq")["task"] == "mcq"
+
+
+def test_only_the_wanted_samples_are_scored_in_their_order_and_the_rest_later(tmp_path):
+    """A verdict that needs some samples first gets them first; the run stays resumable until all are stored."""
+    store = ResultStore(tmp_path / "r.sqlite")
+    scored: list[int] = []
+    request = RunRequest("demo", {"data": "d1"}, run_meta(dataset="d1", model="m", n_total=5))
+
+    def score(model: str, positions: list[int]) -> list[SampleRow]:
+        scored.extend(positions)
+        return _score(model, positions)
+
+    def run(only, seen: list[tuple[int, int]] | None = None):
+        return run_stored(
+            store,
+            request,
+            IDS,
+            load=lambda: "w",
+            score=score,
+            summarise=lambda rows: {"n": len(rows)},
+            batch_size=2,
+            only=only,
+            progress=None if seen is None else lambda done, total: seen.append((done, total)),
+        )
+
+    seen: list[tuple[int, int]] = []
+    first = run([3, 1, 3], seen)
+    assert scored == [3, 1]
+    assert [s.sample_id for s in first.samples] == ["s3", "s1"]
+    assert not first.run.finished and first.n_computed == 2
+    assert seen == [(0, 2), (2, 2)]  # progress counts what was asked for
+    second = run([1, 4])  # s1 is stored already: only s4 is new
+    assert scored == [3, 1, 4]
+    assert second.n_computed == 1 and not second.run.finished
+    whole = run(None)
+    assert scored == [3, 1, 4, 0, 2]
+    assert whole.run.finished and whole.run.summary == {"n": 5}
+    assert run([0]).n_computed == 0  # a finished run is read back whatever is asked for

@@ -1,0 +1,64 @@
+"""Rebuild the bundled model's shipped fresh-passage scores (``assets/calibration/scores/<model>.json``).
+
+The bundled SmolLM2 scores every fresh calibration passage on the CPU in float32 (the setup a newcomer's
+machine without a GPU resolves to), as ``stored_fresh_calibration`` would on first use, and the scores are
+written with the store key they belong to. Run it whenever the fresh set, the score definitions, the fresh
+methods or the bundled model change; ``tests/membership/test_shipped_calibration.py`` fails until then.
+
+    .venv/bin/python -m bench.calibration [--model smollm2-135m]
+
+About 15 minutes on a 2-core CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.scoring import machine  # noqa: E402
+from core.engine.models import BUNDLED_MODELS, load_model  # noqa: E402
+from core.engine.progress import text_progress  # noqa: E402
+from core.engine.setup import ScoringSetup  # noqa: E402
+from core.files.outputs import write_atomic  # noqa: E402
+from core.membership.calibration import FRESH_KIND, stored_fresh_calibration  # noqa: E402
+from core.membership.shipped_calibration import shipped_path, shipped_payload  # noqa: E402
+from core.store.results import ResultStore  # noqa: E402
+
+SHIPPED_SETUP = ScoringSetup("cpu", "float32")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="smollm2-135m", choices=sorted(BUNDLED_MODELS))
+    args = parser.parse_args(argv)
+    lm = load_model(args.model, device=SHIPPED_SETUP.device, dtype=SHIPPED_SETUP.dtype)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="leaklens-calibration-") as tmp:
+        store = ResultStore(Path(tmp) / "results.sqlite")
+        progress = text_progress("fresh passages", sys.stderr, unit="passage")
+        calibration = stored_fresh_calibration(
+            args.model, get_model=lambda: lm, store=store, setup=SHIPPED_SETUP, progress=progress, shipped=False
+        )
+        (run,) = store.list_runs(FRESH_KIND)
+        samples = store.load_samples(calibration.run_id)
+    made = {
+        "model": args.model,
+        "setup": SHIPPED_SETUP.to_dict(),
+        "date": f"{datetime.now(UTC):%Y-%m-%d}",
+        "seconds": round(time.perf_counter() - started),
+        "machine": {k: v for k, v in machine().items() if k != "load_average_at_start"},
+    }
+    path = write_atomic(shipped_path(args.model), shipped_payload(run.key, samples, made))
+    print(f"{len(samples)} passages scored in {made['seconds']} s; written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
