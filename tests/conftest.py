@@ -60,14 +60,16 @@ def _calibrated_store(root: Path, lm: LoadedModel) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_calibration(tmp_path_factory) -> Path:
-    """The tiny model's fresh-passage scores, once per session. A test that uses this fixture starts from a
-    copy, as a user who has inspected a passage with the model before: 606 passages are not rescored each time."""
+    """The tiny model's scores on every fresh passage, once per session. A test that uses this fixture starts from
+    a copy, as a user who has inspected passages of every length with the model before: the fresh passages are
+    not rescored each time."""
     return _calibrated_store(tmp_path_factory.mktemp("tiny-calibration"), load_model("tiny-random"))
 
 
 @pytest.fixture(scope="session")
 def smollm2_calibration(tmp_path_factory, smollm2) -> Path:
-    """The bundled model's fresh-passage scores (about 10 minutes on two CPU cores), once per session."""
+    """The bundled model's fresh-passage scores, as a first run reads them: copied from the shipped file
+    (``assets/calibration/scores/``) with no model pass."""
     return _calibrated_store(tmp_path_factory.mktemp("smollm2-calibration"), smollm2)
 
 
