@@ -3,9 +3,10 @@
 A passage's continuation is compared with the continuations of the fresh calibration passages (which no
 model can have trained on) under the same model: the chance that new text is continued at least this far
 is (k + 1) / (N + 1), k of the N comparable fresh passages reaching the passage's count of leading matched
-tokens, the exact rule placement uses. Comparable means the fresh passage had at least as many tokens to
-continue, its count cut at the passage's length, so a short passage is never measured against counts it
-could not reach. Levels follow ``LEVEL_CHANCE``.
+tokens, the exact rule placement uses; fewer than ``MIN_CONTINUATION`` tokens verbatim is never a sign.
+Comparable means the fresh passage had at least as many tokens to continue, its count cut at the passage's
+length, so a short passage is never measured against counts it could not reach. Levels follow
+``LEVEL_CHANCE``.
 
 One passage, two tests (placement, extraction): when both can read, each chance is doubled before its level
 is taken (Bonferroni), so reading both never raises the false-positive rate above the level's chance. The
@@ -27,7 +28,7 @@ from core.membership.passage_finding import (
     level_of_chance,
     placement_finding,
 )
-from core.methods.extraction import EXTRACTION_KEY, Continuation, extraction_plan
+from core.methods.extraction import EXTRACTION_KEY, MIN_CONTINUATION, Continuation, extraction_plan
 from core.stats.finding import EXPOSURE_LEVELS, Finding, Level, count
 
 
@@ -62,6 +63,10 @@ class ExtractionReading:
 
     @property
     def level(self) -> Level:
+        """By the chance, once the model wrote at least ``MIN_CONTINUATION`` tokens verbatim: a word or two
+        (often the commonest next word) is never a sign however rarely fresh text matches that far."""
+        if self.leading < MIN_CONTINUATION:
+            return "none"
         return level_of_chance(self.chance * self.tests)
 
     def to_dict(self) -> dict[str, object]:

@@ -60,6 +60,18 @@ def test_levels_follow_the_exact_chance_and_allow_for_a_second_test():
     assert ExtractionReading(2, 64, fresh).level == "none"
 
 
+def test_a_word_or_two_verbatim_is_never_a_sign_however_rarely_fresh_text_gets_that_far():
+    """Measured with SmolLM2: a held-out fresh passage continued 3 tokens ("the next 1 word exactly") where 21
+    of 496 fresh passages got as far: a chance of 4.4% (8.8% doubled), which alone would read `weak`."""
+    fresh = tuple([0] * 475 + [3] * 21)
+    three = ExtractionReading(3, 64, fresh, tests=2)
+    assert three.chance * 2 < 0.10
+    assert three.level == "none"
+    assert extraction_finding(three, _view(88, 1)).level == "inconclusive"  # further than most, not a sign
+    four = ExtractionReading(4, 64, fresh, tests=2)
+    assert four.level == "strong"  # at MIN_CONTINUATION tokens the chance rules again: 2/497 < 1%
+
+
 def test_the_sentence_says_what_the_model_wrote_and_how_far_new_text_goes():
     fresh = tuple([0] * 150 + [3] * 49)
     finding = extraction_finding(ExtractionReading(52, 64, fresh), _view(28, 41))
