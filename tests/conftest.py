@@ -99,6 +99,7 @@ SHARED_FIXTURE_GROUPS = (
 runs in the same worker, so each is built once (one vLLM server, one Elasticsearch, one fine-tuned model)."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the groups into the scheduler's scopes
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that loads the bundled 135M model or starts vLLM is slow wherever it lives: `make test-fast` skips it.
 
