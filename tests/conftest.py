@@ -89,29 +89,11 @@ def _private_results_store(request, tmp_path, monkeypatch):
         monkeypatch.setenv("LEAKLENS_STORE", str(path))
 
 
-SHARED_FIXTURE_GROUPS = (
-    ("vllm_endpoint", "vllm"),
-    ("es_url", "elasticsearch"),
-    ("order_tuned_model", "order-tuned-model"),
-    ("tiny_calibration", "tiny-calibration"),
-)
-"""Session fixtures that start a server or train or score for minutes: under ``pytest -n`` every test using one
-runs in the same worker, so each is built once (one vLLM server, one Elasticsearch, one fine-tuned model)."""
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the groups into the scheduler's scopes
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that loads the bundled 135M model or starts vLLM is slow wherever it lives: `make test-fast` skips it.
-
-    Each test also gets an ``xdist_group`` for ``--dist loadgroup``: the shared fixture's group when it uses
-    one (``SHARED_FIXTURE_GROUPS``), else its file's, so a module's fixtures are built in one worker too.
-    """
+    """A test that loads the bundled 135M model or starts vLLM is slow wherever it lives: `make test-fast` skips it."""
     for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        if {"smollm2", "vllm_endpoint"} & names:
+        if {"smollm2", "vllm_endpoint"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-        group = next((group for fixture, group in SHARED_FIXTURE_GROUPS if fixture in names), None)
-        item.add_marker(pytest.mark.xdist_group(group or item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(scope="session", autouse=True)
