@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             store=store,
             setup=setup_from_args(args),
             start_token=args.start_token,
-            progress=announced(lambda n, duration: one_time_line(n, duration, whole_set=False), bar),
+            progress=announced(one_time_line, bar),
             only=lambda rows: fresh_positions_for(lm, rows, wanted),
         )
     with tqdm_progress("extraction", unit="passage") as progress:

@@ -47,11 +47,6 @@ class TimeLeft:
         self._clock = clock
         self._start: tuple[float, int] | None = None
 
-    @property
-    def started_at(self) -> float | None:
-        """The clock at the first report (None before it)."""
-        return None if self._start is None else self._start[0]
-
     def update(self, done: int, total: int) -> float | None:
         """Seconds left at the current pace, or None until some new work has been timed."""
         now = self._clock()
@@ -143,24 +138,21 @@ def announced(
     no time, when the first report is also the last); nothing when everything was already done."""
     stream = stream if stream is not None else sys.stderr
     estimate = TimeLeft(clock)
-    state = {"start": -1, "said": False}
+    start, began, said = -1, 0.0, False
 
     def update(done: int, total: int) -> None:
+        nonlocal start, began, said
         left = estimate.update(done, total)
-        if state["start"] < 0:
-            state["start"] = done
-        todo = total - state["start"]
-        if not state["said"] and todo > 0 and (left is not None or done >= total):
-            print(announce(todo, format_duration((left or 0) + clock() - _started(estimate))), file=stream, flush=True)
-            state["said"] = True
+        if start < 0:
+            start, began = done, clock()
+        todo = total - start
+        if not said and todo > 0 and (left is not None or done >= total):
+            print(announce(todo, format_duration(clock() - began + (left or 0))), file=stream, flush=True)
+            said = True
         if progress is not None:
             progress(done, total)
 
     return update
-
-
-def _started(estimate: TimeLeft) -> float:
-    return estimate.started_at if estimate.started_at is not None else 0.0
 
 
 def is_terminal(stream: TextIO) -> bool:

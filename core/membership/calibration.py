@@ -201,11 +201,10 @@ def fresh_run_key(
     }
 
 
-def one_time_line(n: int, duration: str, *, whole_set: bool) -> str:
-    """What a newcomer reads when fresh passages are scored for a model for the first time."""
-    which = "fresh passages" if whole_set else "fresh passages of similar length"
+def one_time_line(n: int, duration: str) -> str:
+    """What a newcomer reads when the fresh passages a verdict needs are scored for a model the first time."""
     when = f", {duration}" if duration else ""
-    return f"Scoring {n} {which} once for this model{when}; later runs reuse them."
+    return f"Scoring {n} fresh passages of similar length once for this model{when}; later runs reuse them."
 
 
 def fresh_lengths(lm: ScoringModel, passages: Sequence[FreshPassage]) -> tuple[int, ...]:
