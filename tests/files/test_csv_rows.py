@@ -17,6 +17,10 @@ def test_text_a_spreadsheet_would_run_is_made_inert():
     assert safe_cell("+1") == "'+1"
     assert safe_cell("@SUM") == "'@SUM"
     assert safe_cell("-0.5") == "-0.5"  # a negative number written as text stays a number
+    assert safe_cell("-2+3+cmd|' /C calc'!A0") == "'-2+3+cmd|' /C calc'!A0"
+    assert safe_cell("-SUM(A1)") == "'-SUM(A1)"
+    assert safe_cell("-inf") == "'-inf"  # float() reads it, a spreadsheet does not: text, made inert
+    assert safe_cell("\rx") == "'\rx"
     assert safe_cell(-0.5) == -0.5
     assert safe_cell(None) == ""
     assert rows_csv([{"passage": "=cmd"}]) == "passage\n'=cmd\n"
