@@ -9,6 +9,7 @@ import importlib
 import io
 import logging
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import NoReturn
@@ -96,3 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a library's own failure: one line naming it; -v keeps the traceback
+        if args.verbose:
+            traceback.print_exc(file=sys.stderr)
+        if rank == 0:
+            cause = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
+            hint = "" if args.verbose else " (run with -v for the traceback)"
+            print(f"error: {type(exc).__name__} from a library: {cause}{hint}", file=sys.stderr)
+        return 2
