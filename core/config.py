@@ -13,9 +13,14 @@ def cache_dir() -> Path:
 
     ``$LEAKLENS_CACHE`` when set, else ``~/.cache/leaklens``. Created on first use.
     """
-    root = Path(os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "leaklens").expanduser()
+    root = cache_root()
     _make_folder(root, f"the LeakLens cache folder (${CACHE_ENV_VAR} or ~/.cache/leaklens)")
     return root
+
+
+def cache_root() -> Path:
+    """Where ``cache_dir`` is, without creating it (to name it, e.g. as a folder no output may land in)."""
+    return Path(os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "leaklens").expanduser()
 
 
 def cache_subdir(name: str) -> Path:

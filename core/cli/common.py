@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from core.config import PROJECT_ROOT, cache_root
 from core.engine import distributed
 from core.engine.models import DEFAULT_MODEL, DEVICE_MAPS
 from core.engine.served import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
@@ -307,6 +308,7 @@ _MODEL_FLAGS = (
     ("model", "model folder"),
     ("reference_model", "reference model folder"),
     ("base_model", "base model folder"),
+    ("tokenizer", "tokenizer folder"),
 )
 _OUTPUT_FLAGS = (("out", "--out file"), ("export_shuffled", "--export-shuffled file"))
 _STORE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
@@ -322,6 +324,10 @@ def plan_outputs(args: argparse.Namespace) -> OutputPlan:
     from core.data.tables import is_local_source
 
     plan = OutputPlan()
+    # Read by every command whatever its flags: the shipped assets (fresh passages, reference sets, shipped
+    # scores) and the cache (converted models, tokenizers, indexes).
+    plan.add_input("LeakLens assets folder", PROJECT_ROOT / "assets", folder=True)
+    plan.add_input("LeakLens cache folder", cache_root(), folder=True)
     for flag, role in _SOURCE_FLAGS:
         for source in _values(getattr(args, flag, None)):
             if source == "-":
@@ -351,7 +357,7 @@ def plan_outputs(args: argparse.Namespace) -> OutputPlan:
         plan.add_input("index folder", root, folder=True)
     for flag, role in _OUTPUT_FLAGS:
         target = getattr(args, flag, None)
-        if target:
+        if target is not None:  # an empty value is refused in words, never taken as "no file"
             plan.claim(target, role)
     if getattr(args, "output_dir", None):
         plan.claim_folder(args.output_dir, "--output-dir folder")

@@ -115,8 +115,12 @@ class OutputPlan:
         """Check that ``path`` may be written as this command's ``role`` and reserve it; returns it resolved.
 
         Raises ``OutputError`` (one sentence naming both paths) when it is an input, inside an input folder,
-        another output of this command, an existing folder, or not writable where it is."""
+        another output of this command, an existing folder, or not writable where it is; also when the name
+        itself cannot be a file (``''``, ``-``, a trailing ``/``) or names a device or this process's own
+        output (``/dev/stdout``: the atomic rename would replace the user's log file)."""
+        _refuse_unusable_name(path, role)
         target = resolved(path)
+        _refuse_own_streams(target, role, path)
         for item in self.inputs:
             _refuse_clash(target, role, path, item)
         for other in self.outputs:
@@ -136,6 +140,38 @@ class OutputPlan:
                 raise OutputError(f"The {role} {path} is inside the {item.role} {item.path}. Choose another folder.")
         _check_folder(folder, role, path)
         return folder
+
+
+DEVICE_FOLDERS = ("/dev", "/proc")
+"""Paths below these are devices or a process's own descriptors, never files to replace."""
+
+
+def _refuse_unusable_name(path: str | os.PathLike[str], role: str) -> None:
+    text = os.fspath(path)
+    if not text.strip():
+        raise OutputError(f"The {role} is an empty path: give a file name.")
+    if text.strip() == "-":
+        raise OutputError(f"The {role} '-' would be a file named '-': this option writes a file; give its name.")
+    if text.endswith(("/", os.sep)):
+        raise OutputError(f"The {role} {text} ends in '/', so it names a folder: give a file name inside it.")
+    absolute = Path(text).expanduser().absolute()
+    if any(is_inside(absolute, Path(folder)) for folder in DEVICE_FOLDERS):
+        raise OutputError(
+            f"The {role} {text} is a device or a process's own stream, not a file: give a file name "
+            "(LeakLens replaces a file whole, which would replace whatever that stream points at)."
+        )
+
+
+def _refuse_own_streams(target: Path, role: str, named: str | os.PathLike[str]) -> None:
+    """A target that is where this process's output already goes (stdout or stderr redirected to it)."""
+    for fd, name in ((1, "standard output"), (2, "standard error")):
+        try:
+            stream = os.fstat(fd)
+            here = os.stat(target)
+        except OSError:
+            continue
+        if (stream.st_dev, stream.st_ino) == (here.st_dev, here.st_ino):
+            raise OutputError(f"The {role} {named} is where this command's {name} goes: choose another file.")
 
 
 def _refuse_clash(target: Path, role: str, named: str | os.PathLike[str], item: Input) -> None:

@@ -355,6 +355,96 @@ def test_an_output_onto_an_input_is_refused_before_any_work(case: Refusal, tmp_p
     assert _digests(tmp_path) == before
 
 
+# -- files read without a flag, and names that cannot be a file ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImplicitRead:
+    name: str
+    target: Callable[[Path], str]
+    """The --out value, from the test's folder."""
+    extra: tuple[str, ...]
+    expected: str
+    """Text of the one error line (``{target}`` is the --out value)."""
+
+
+def _cached_tokenizer(_: Path) -> str:
+    from core.config import cache_root
+    from core.engine.models import bundled_tokenizer
+
+    bundled_tokenizer()  # the cached tokenizer exists, as after any first run
+    (found,) = [p for p in (cache_root() / "models").glob("*-tokenizer/tokenizer.json")][:1]
+    return str(found)
+
+
+def _users_tokenizer(folder: Path) -> str:
+    (folder / "tok").mkdir(exist_ok=True)
+    (folder / "tok" / "tokenizer.json").write_text('{"version": "1.0"}')
+    return str(folder / "tok" / "tokenizer.json")
+
+
+IMPLICIT_READS = [
+    ImplicitRead(
+        "the shipped fresh passages",
+        lambda d: str(PROJECT_ROOT / "assets" / "calibration" / "fresh_passages.jsonl"),
+        (),
+        "is inside the LeakLens assets folder",
+    ),
+    ImplicitRead(
+        "the built-in reference set",
+        lambda d: str(PROJECT_ROOT / "assets" / "reference_problems.jsonl"),
+        (),
+        "is inside the LeakLens assets folder",
+    ),
+    ImplicitRead("a cached tokenizer file", _cached_tokenizer, (), "is inside the LeakLens cache folder"),
+    ImplicitRead(
+        "the served model's own tokenizer",
+        _users_tokenizer,
+        ("--endpoint", "http://127.0.0.1:9/v1", "--tokenizer", "{d}/tok"),
+        "is inside the tokenizer folder",
+    ),
+    ImplicitRead("/dev/stdout", lambda d: "/dev/stdout", (), "is a device or a process's own stream"),
+    ImplicitRead("an empty name", lambda d: "", (), "is an empty path"),
+    ImplicitRead("-", lambda d: "-", (), "would be a file named '-'"),
+    ImplicitRead("a trailing slash", lambda d: f"{d}/newdir/", (), "ends in '/', so it names a folder"),
+]
+
+
+@pytest.mark.parametrize("case", IMPLICIT_READS, ids=[c.name for c in IMPLICIT_READS])
+def test_a_file_read_without_a_flag_or_a_name_that_is_no_file_is_refused(case: ImplicitRead, tmp_path, capsys):
+    target = case.target(tmp_path)
+    existing = Path(target) if target not in ("", "-") and Path(target).is_file() else None
+    before = hashlib.sha256(existing.read_bytes()).hexdigest() if existing else None
+    folder_before = _digests(tmp_path)
+    extra = [a.replace("{d}", str(tmp_path)) for a in case.extra]
+    code = main(["inspect", "--text", "Four score and seven years ago.", *extra, "--out", target])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert case.expected in _one_error_line(err)
+    assert out == "", "the command did work before refusing its output"
+    if existing is not None:
+        assert hashlib.sha256(existing.read_bytes()).hexdigest() == before
+    assert _digests(tmp_path) == folder_before
+    assert not (tmp_path / "newdir").exists()
+
+
+def test_the_file_this_commands_output_is_redirected_to_is_refused(tmp_path):
+    log = tmp_path / "log.txt"
+    log.write_text("earlier lines of the user's log\n")
+    with log.open("a") as handle:
+        done = subprocess.run(
+            [sys.executable, "-m", "core", "inspect", "--text", "Four score.", "--out", str(log)],
+            cwd=REPO,
+            stdout=handle,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            timeout=120,
+        )
+    assert done.returncode == 2
+    assert "is where this command's standard output goes" in _one_error_line(done.stderr.decode())
+    assert log.read_text() == "earlier lines of the user's log\n"
+
+
 # -- family 2: decontamination never writes over a training source, names never collide ------------------------
 # (the second-decontamination reproduction runs on both backends in tests/overlap/test_overlap_outputs.py)
 
