@@ -59,10 +59,10 @@ $(VLLM_STAMP): requirements-vllm.txt
 	rm -f $(VLLM_VENV)/.installed-*
 	touch $@
 
-# Two workers (pytest-xdist) share out the tests one by one: 46 min here against 60 for one process. Keeping
-# each shared server's or trained model's tests in one worker (--dist loadgroup) measured slower.
+# Two workers (pytest-xdist) share out the tests one by one, except that the tests of one shared server,
+# trained model or module fixture go to one worker (tests/conftest.py), so each is built once.
 test: lint setup-vllm
-	@start=$$(date +%s); bash scripts/run_tests.sh -n 2 --dist load --durations=15; status=$$?; \
+	@start=$$(date +%s); bash scripts/run_tests.sh -n 2 --dist loadgroup --durations=25; status=$$?; \
 	echo "make test: the suite took $$(( $$(date +%s) - start )) s of wall time"; exit $$status
 
 # The slow mark covers tests of 4 s or more: the bundled 135M model, vLLM, Elasticsearch, fine-tuning, subprocesses.

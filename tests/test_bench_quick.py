@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bench import delta, dtype, mcq
+from bench import delta, distribution_stats, dtype, mcq
 
 
 @pytest.mark.parametrize(
@@ -16,6 +16,7 @@ from bench import delta, dtype, mcq
         (mcq, "mcq", {"speedup_vs_previous", "identical_results"}),
         (delta, "delta", {"fraction_of_forward_rate", "speedup_vs_previous", "max_abs_loss_difference"}),
         (dtype, "dtype", {"speedup_bf16_forward", "aurocs_agree_within_intervals", "recommend_bf16_default"}),
+        (distribution_stats, "distribution_stats", {"speedup_vs_previous", "stats_time_per_forward_time"}),
     ],
 )
 @pytest.mark.slow
@@ -29,3 +30,5 @@ def test_quick_benchmark_writes_its_summary(module, prefix, keys, tmp_path):
     if prefix == "delta":
         assert summary["max_abs_loss_difference"] < 1e-5
         assert summary["identical_token_counts"] is True
+    if prefix == "distribution_stats":
+        assert max(summary["max_abs_difference"].values()) < 1e-4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,9 +25,14 @@ CHROMIUM_FLAGS = [
 
 
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of a ``streamlit run app.py`` server on a free port, using the tiny random model."""
-    with streamlit_server(tmp_path_factory.mktemp("streamlit")) as base_url:
+def app_url(tmp_path_factory: pytest.TempPathFactory, tiny_calibration: Path) -> Iterator[str]:
+    """Base URL of a ``streamlit run app.py`` server on a free port, using the tiny random model. Its store starts
+    as a copy of ``tiny_calibration``, as a user's who has inspected short passages with the model before (a
+    test of the first, progressive calibration starts a server on a fresh store of its own)."""
+    folder = tmp_path_factory.mktemp("streamlit")
+    store = folder / "results.sqlite"
+    shutil.copyfile(tiny_calibration, store)
+    with streamlit_server(folder, LEAKLENS_STORE=str(store)) as base_url:
         yield base_url
 
 

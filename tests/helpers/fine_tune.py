@@ -7,9 +7,17 @@ per step, full-sequence loss after the model's start token, AdamW; deterministic
 
 from __future__ import annotations
 
+import hashlib
+import inspect
+import json
+import shutil
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 import torch
+import transformers
+from transformers import AutoModelForCausalLM, PreTrainedModel
 
 
 def fine_tune(
@@ -46,3 +54,52 @@ def _padded(seqs: Sequence[list[int]], pad_id: int) -> tuple[torch.Tensor, torch
         ids[row, : len(seq)] = torch.tensor(seq)
         mask[row, : len(seq)] = 1
     return ids, mask, ids.masked_fill(mask == 0, -100)
+
+
+TUNED_CACHE = "test-models"
+"""Cache subfolder (under the LeakLens cache) of fine-tuned tiny models, one folder per recipe."""
+
+
+def tuned_tiny_model(
+    texts: Sequence[str], *, start_id: int, steps: int, lr: float, batch_size: int | None = None, seed: int = 0
+) -> tuple[PreTrainedModel, float]:
+    """(``tiny_random_model(seed)`` fine-tuned on ``texts``, the last step's loss), trained once per recipe.
+
+    Training is the slow part of a ground-truth test (every step runs the 49,152-word vocabulary both ways), and
+    the result depends only on the recipe, so it is cached on disk under the recipe's content hash: the texts and
+    settings, this file and the model constructor's source, and the torch and transformers versions. A second
+    session reads the saved weights back exactly (float32 safetensors); a changed recipe trains anew.
+    """
+    from core.config import cache_subdir
+    from core.engine.models import bundled_tokenizer, tiny_random_model
+
+    tokenizer = bundled_tokenizer()
+    recipe = {
+        "texts": list(texts),
+        "start_id": start_id,
+        "steps": steps,
+        "lr": lr,
+        "batch_size": batch_size,
+        "seed": seed,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "sources": [Path(__file__).read_text(), inspect.getsource(tiny_random_model)],
+    }
+    digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:20]
+    folder = cache_subdir(TUNED_CACHE) / digest
+    if (folder / LOSS_FILE).exists():
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+        return model, json.loads((folder / LOSS_FILE).read_text())["final_loss"]
+    model = tiny_random_model(tokenizer, seed=seed)
+    final_loss = fine_tune(model, tokenizer, start_id, texts, steps=steps, lr=lr, batch_size=batch_size)
+    building = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=folder.parent))
+    model.save_pretrained(building)
+    (building / LOSS_FILE).write_text(json.dumps({"final_loss": final_loss}))
+    try:
+        building.rename(folder)  # atomic: a folder is either complete or absent
+    except OSError:  # another worker saved the same recipe first
+        shutil.rmtree(building, ignore_errors=True)
+    return model, final_loss
+
+
+LOSS_FILE = "fine_tune.json"

@@ -5,6 +5,8 @@ step per request: ``"pass"``, ``"429"`` or ``"503"`` (turned away with ``Retry-A
 (the server's answer cut in half) or ``"trickle"`` (the server's answer sent in ``TRICKLE_PIECES`` pieces,
 ``TRICKLE_GAP_S`` apart, as a congested link would deliver it). It records when each completion request
 arrived, so a test can see the client waited as told. The model's answers always come from vLLM itself.
+``plan.close()`` shuts the gateway mid-run: to the client the server is gone (connections refused) until a
+new gateway opens on the same ``port``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -27,6 +29,7 @@ class _Plan:
         self.steps = list(steps)
         self.arrivals: list[tuple[float, str]] = []
         self.lock = threading.Lock()
+        self.close: Callable[[], None] = lambda: None
 
     def next(self) -> str:
         with self.lock:
@@ -36,8 +39,9 @@ class _Plan:
 
 
 @contextmanager
-def gateway(upstream_root: str, steps: list[str]) -> Iterator[tuple[str, _Plan]]:
-    """Yields (the gateway's root URL, the plan with its arrival log) for ``upstream_root`` (no ``/v1``)."""
+def gateway(upstream_root: str, steps: list[str], *, port: int = 0) -> Iterator[tuple[str, _Plan]]:
+    """Yields (the gateway's root URL, the plan with its arrival log) for ``upstream_root`` (no ``/v1``), on
+    ``port`` (default: any free one)."""
     plan = _Plan(steps)
 
     class Handler(BaseHTTPRequestHandler):
@@ -85,11 +89,19 @@ def gateway(upstream_root: str, steps: list[str]) -> Iterator[tuple[str, _Plan]]
         do_GET = _handle
         do_POST = _handle
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    closed = threading.Event()
+
+    def close() -> None:
+        if not closed.is_set():
+            closed.set()
+            server.shutdown()
+            server.server_close()
+
+    plan.close = close
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", plan
     finally:
-        server.shutdown()
-        server.server_close()
+        close()

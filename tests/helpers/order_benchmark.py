@@ -13,8 +13,8 @@ from pathlib import Path
 
 from core.benchmark_order.examples import SEPARATOR
 from core.config import SHARED_DATA_DIR
-from core.engine.models import bundled_tokenizer, load_model, tiny_random_model
-from tests.helpers.fine_tune import fine_tune
+from core.engine.models import bundled_tokenizer, load_model
+from tests.helpers.fine_tune import tuned_tiny_model
 
 TEMPLATE = "Q: {question} Answer: {answer}"
 BENCHMARK_ROWS = 120
@@ -61,9 +61,10 @@ def save_tuned_model(benchmark: Path, folder: Path) -> Path:
     """Fine-tune the tiny random model on ``benchmark`` in its published order and save it to ``folder``."""
     rows = [json.loads(line) for line in benchmark.read_text().splitlines()]
     tokenizer = bundled_tokenizer()
-    model = tiny_random_model(tokenizer)
     start_id = load_model("tiny-random").start_token_id
-    fine_tune(model, tokenizer, start_id, training_pieces(rows), steps=EPOCHS, lr=LEARNING_RATE, batch_size=BATCH)
+    model, _ = tuned_tiny_model(
+        training_pieces(rows), start_id=start_id, steps=EPOCHS, lr=LEARNING_RATE, batch_size=BATCH
+    )
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder

@@ -26,7 +26,7 @@ from core.methods import parse_methods
 from core.results.report import stored_runs_report
 from core.store.results import ResultStore
 from core.viz.report import inference_report
-from tests.helpers.fine_tune import fine_tune
+from tests.helpers.fine_tune import tuned_tiny_model
 
 METHODS = ["loss", "zlib", "min_k:k=20", "min_k_pp:k=20", "slope"]
 N_SEEDS = 20
@@ -58,8 +58,7 @@ def models(passages):
     tokenizer = bundled_tokenizer()
     start = tokenizer.convert_tokens_to_ids("<|endoftext|>")
     base = tiny_random_model(tokenizer, seed=0)
-    tuned = tiny_random_model(tokenizer, seed=0)
-    fine_tune(tuned, tokenizer, start, _halves(passages)[0].texts, steps=12, lr=3e-2)
+    tuned, _ = tuned_tiny_model(_halves(passages)[0].texts, start_id=start, steps=12, lr=3e-2)
     return (
         wrap_model(base, tokenizer, spec="tiny-random", start_token_id=start),
         wrap_model(tuned, tokenizer, spec="tiny-random", start_token_id=start),

@@ -4,12 +4,11 @@ not those of unseen questions, and must lose that ability when the options are s
 from __future__ import annotations
 
 import pytest
-import torch
 
 from core.config import SHARED_DATA_DIR
 from core.data.questions import PromptLayout, load_mcq
-from core.engine.models import bundled_tokenizer, tiny_random_model, wrap_model
-from tests.helpers.fine_tune import fine_tune
+from core.engine.models import bundled_tokenizer, wrap_model
+from tests.helpers.fine_tune import tuned_tiny_model
 from tests.helpers.mcq import run_benchmark
 
 DATA = SHARED_DATA_DIR
@@ -24,12 +23,10 @@ def memorised():
     # Short questions keep training to a few seconds on CPU.
     short = [q for q in questions if len(q.question) < 160][: 2 * N_TRAINED]
     trained, unseen = short[:N_TRAINED], short[N_TRAINED:]
-    torch.manual_seed(0)
-    model = tiny_random_model(tokenizer, seed=0)
     start = tokenizer.convert_tokens_to_ids("<|endoftext|>")
     layout = PromptLayout()
     texts = [layout.render(q)[0] for q in trained]
-    final_loss = fine_tune(model, tokenizer, start, texts, steps=150, lr=1e-2)
+    model, final_loss = tuned_tiny_model(texts, start_id=start, steps=150, lr=1e-2)
     lm = wrap_model(model.eval(), tokenizer, spec="tiny-memorised", start_token_id=start)
     return lm, trained, unseen, final_loss
 

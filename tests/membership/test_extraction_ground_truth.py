@@ -15,18 +15,19 @@ import numpy as np
 import pytest
 
 from core.data.labelled import load_labelled_dataset
-from core.engine.models import bundled_tokenizer, tiny_random_model, wrap_model
+from core.engine.models import LoadedModel, bundled_tokenizer, wrap_model
 from core.membership.benchmark import run_membership_benchmark
 from core.membership.calibration import load_fresh_passages
 from core.methods import parse_methods
 from core.store.results import ResultStore
-from tests.helpers.fine_tune import fine_tune
+from tests.helpers.fine_tune import tuned_tiny_model
 
 PROSE = ("narrative", "news", "technical", "instructions")
 
 
-@pytest.mark.slow
-def test_a_fine_tuned_model_continues_what_it_trained_on_and_extraction_separates_it(tmp_path):
+@pytest.fixture(scope="module")
+def tuned_on_half() -> tuple[LoadedModel, list[str], list[str]]:
+    """(the tiny model fine-tuned on the first of each pair, the trained passages, the unseen ones)."""
     tokenizer = bundled_tokenizer()
     start = tokenizer.convert_tokens_to_ids("<|endoftext|>")
     texts = [
@@ -35,9 +36,13 @@ def test_a_fine_tuned_model_continues_what_it_trained_on_and_extraction_separate
         if p.form in PROSE and 30 <= len(tokenizer(p.text, add_special_tokens=False)["input_ids"]) <= 90
     ][:60]
     trained, unseen = texts[0::2], texts[1::2]
-    model = tiny_random_model(tokenizer, seed=0)
-    fine_tune(model, tokenizer, start, trained, steps=150, lr=1e-2)
-    lm = wrap_model(model, tokenizer, spec="tiny-random", start_token_id=start)
+    model, _ = tuned_tiny_model(trained, start_id=start, steps=150, lr=1e-2)
+    return wrap_model(model, tokenizer, spec="tiny-random", start_token_id=start), trained, unseen
+
+
+@pytest.mark.slow
+def test_a_fine_tuned_model_continues_what_it_trained_on_and_extraction_separates_it(tuned_on_half, tmp_path):
+    lm, trained, unseen = tuned_on_half
     path = tmp_path / "split.jsonl"
     rows = [{"text": t, "label": 1} for t in trained] + [{"text": t, "label": 0} for t in unseen]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
