@@ -5,7 +5,12 @@ Rules, in order:
   ``confounded``: the guarantee does not hold, so neither a preference nor its absence means what it says;
 - fewer shards than ``shards_needed()`` (5) -> ``inconclusive``: even a canonical order likelier in every
   shard could not reach p < 0.05 without assuming normal differences (a sign test's best is 0.5^n);
-- the one-sided t-test's p < 0.01 / 0.05 / 0.1 -> ``strong`` / ``moderate`` / ``weak``;
+- shards whose orders all score the same (identical examples: no order can be preferred) have no power: fewer
+  than ``shards_needed()`` shards with power -> ``inconclusive``;
+- ``strong`` / ``moderate`` / ``weak`` need both the one-sided t-test's p < 0.001 / 0.01 / 0.05 and the 99.9% /
+  99% / 95% interval of the advantage per example above zero: every level of evidence has the 95% interval the
+  finding shows above zero, so a level never contradicts its own interval, and a model that never read the file
+  reads ``weak`` or more at most 2.5% of the time;
 - the 95% interval of the mean difference per example lies below ``NONE_MARGIN`` -> ``none``;
 - otherwise ``inconclusive``, with about how many more shards would settle it.
 """
@@ -20,7 +25,13 @@ from core.benchmark_order.confounds import OrderPattern
 from core.benchmark_order.statistic import OrderTestResult, shards_needed, t_interval
 from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
 
-STRONG_P, MODERATE_P, WEAK_P = 0.01, 0.05, 0.1
+STRONG_P, MODERATE_P, WEAK_P = 0.001, 0.01, 0.05
+LEVEL_RULES: tuple[tuple[Level, float, float], ...] = (
+    ("strong", STRONG_P, 0.999),
+    ("moderate", MODERATE_P, 0.99),
+    ("weak", WEAK_P, 0.95),
+)
+"""(level, the p-value below which it may be read, the confidence of the interval that must lie above zero)."""
 NONE_MARGIN = 0.25
 """No-effect margin, nats per example: ``none`` needs the whole 95% interval of the canonical order's advantage
 per example below 0.25, i.e. the published order at most about 1.3 times as likely per example as a shuffle.
@@ -28,9 +39,9 @@ Why 0.25: a model that trained on the file gains far more (the tiny test model f
 5 nats per example), while a model that never saw it gains nothing on average; an advantage below a quarter
 of a nat per example is too small to call the file learnt in its order."""
 GUARANTEE = (
-    "If the model never saw the file, its published order is no likelier than a shuffle, so this test's "
-    "false-positive rate is the level it reports — provided the order itself carries no pattern a model could "
-    "know without the file (sorted by subject or difficulty, numbered questions)."
+    "If the model never saw the file, its published order is no likelier than a shuffle, so it reads weak "
+    "evidence or more at most 2.5% of the time (moderate 0.5%, strong 0.05%) — provided the order itself carries no "
+    "pattern a model could know without the file (sorted by subject or difficulty, numbered questions)."
 )
 SCOPE = (
     "A preference for the published order shows the model read the file as a sequence (pre-training on the "
@@ -39,16 +50,27 @@ SCOPE = (
 )
 
 
-def per_example_interval(result: OrderTestResult) -> tuple[float, float, float]:
-    """Mean and 95% t interval of each shard's difference divided by its examples (nats per example)."""
+def per_example_interval(result: OrderTestResult, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and t interval (95% by default) of each shard's difference divided by its examples (nats per
+    example)."""
     values = result.per_example_differences
-    low, high = t_interval(values)
+    low, high = t_interval(values, confidence)
     return float(np.mean(values)), low, high
+
+
+def evidence_level(result: OrderTestResult) -> Level | None:
+    """The strongest level whose p-value and interval rules both hold (``LEVEL_RULES``), or None."""
+    p = result.p_value
+    for level, p_below, confidence in LEVEL_RULES:
+        if p < p_below and per_example_interval(result, confidence)[1] > 0:
+            return level
+    return None
 
 
 def order_finding(result: OrderTestResult, benchmark: str, patterns: Sequence[OrderPattern] = ()) -> Finding:
     n = len(result.shards)
     p = result.p_value
+    level = evidence_level(result)
     mean, lo, hi = per_example_interval(result)
     favour = f"{result.canonical_first} of {count(n, 'shard')}"
     evidence = (
@@ -91,8 +113,18 @@ def order_finding(result: OrderTestResult, benchmark: str, patterns: Sequence[Or
             ),
             numbers,
         )
-    if p < WEAK_P:
-        level: Level = "strong" if p < STRONG_P else "moderate" if p < MODERATE_P else "weak"
+    powered = sum(any(v != shard.canonical for v in shard.shuffled) for shard in result.shards)
+    if powered < needed:
+        return Finding(
+            "inconclusive",
+            f"Cannot tell: in {n - powered} of {count(n, 'shard')} every order of the examples reads the same "
+            f"(identical examples), so no order can be preferred; the test needs {needed} shards whose orders "
+            "differ.",
+            evidence,
+            caveats,
+            numbers,
+        )
+    if level is not None:
         return Finding(
             level,
             f"{level.capitalize()} evidence that the model has seen {benchmark}: it prefers the file's own order of "

@@ -80,12 +80,12 @@ def t_test_p_value(differences: Sequence[float]) -> float:
     return float(stats.ttest_1samp(values, 0.0, alternative="greater").pvalue)
 
 
-def t_interval(values: Sequence[float]) -> tuple[float, float]:
-    """95% t interval of the mean of ``values`` (unbounded with fewer than two)."""
+def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Two-sided t interval (95% by default) of the mean of ``values`` (unbounded with fewer than two)."""
     array = np.asarray(values, dtype=float)
     if array.size < 2:
         return (-math.inf, math.inf)
-    half = float(stats.t.ppf(0.975, array.size - 1) * array.std(ddof=1) / math.sqrt(array.size))
+    half = float(stats.t.ppf(0.5 + confidence / 2, array.size - 1) * array.std(ddof=1) / math.sqrt(array.size))
     return (float(array.mean()) - half, float(array.mean()) + half)
 
 

@@ -40,9 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Split the benchmark's examples into shards of consecutive examples; in each shard compare the "
             "log-likelihood of the published order with that of shuffled orders; a one-sided t-test over the "
             "shards' differences gives the p-value (Oren et al., ICLR 2024). A model that never saw the file has "
-            "no reason to prefer its order, so the false-positive rate is the level reported, provided the order "
-            "carries no pattern a model could know without the file (checked: sorted columns, numbered examples). "
-            "Shards are stored as they are scored: an interrupted run resumes."
+            "no reason to prefer its order, so it reads weak evidence or more at most 2.5% of the time, provided "
+            "the order carries no pattern a model could know without the file (checked: sorted columns, numbered "
+            "examples). Shards are stored as they are scored: an interrupted run resumes."
         ),
     )
     test = parser.add_argument_group("test")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.benchmark_order.confounds import OrderPattern
-from core.benchmark_order.finding import NONE_MARGIN, order_finding
+from core.benchmark_order.finding import NONE_MARGIN, order_finding, per_example_interval
 from core.benchmark_order.statistic import OrderTestResult, ShardResult
 
 
@@ -21,13 +21,40 @@ def spread(center: float, n: int = 20, width: float = 1.0) -> list[float]:
     return [center + width * ((i % 2) * 2 - 1) * (1 + i // 2 % 3) / 2 for i in range(n)]
 
 
-@pytest.mark.parametrize(("center", "level"), [(2.0, "strong"), (0.5, "moderate"), (0.36, "weak")])
-def test_p_values_grade_the_evidence(center, level):
+@pytest.mark.parametrize(
+    ("center", "level", "confidence"), [(2.0, "strong", 0.999), (0.8, "moderate", 0.99), (0.5, "weak", 0.95)]
+)
+def test_p_values_grade_the_evidence(center, level, confidence):
     r = result(spread(center))
     finding = order_finding(r, "bench.jsonl")
     assert finding.level == level, (r.p_value, finding.headline)
-    assert {"strong": r.p_value < 0.01, "moderate": 0.01 <= r.p_value < 0.05, "weak": 0.05 <= r.p_value < 0.1}[level]
+    assert {"strong": r.p_value < 0.001, "moderate": 0.001 <= r.p_value < 0.01, "weak": 0.01 <= r.p_value < 0.05}[level]
     assert "bench.jsonl" in finding.headline and f"p = {r.p_value:.2g}" in finding.numbers
+    assert per_example_interval(r, confidence)[1] > 0
+    lo, hi = per_example_interval(r)[1:]
+    assert lo > 0  # the 95% interval the finding shows lies above zero: the level never contradicts it
+    assert f"95% interval {lo:+.3f} to {hi:+.3f}" in finding.numbers
+
+
+@pytest.mark.parametrize("center", [0.9, 0.6, 0.45])
+def test_a_p_value_below_a_threshold_is_not_that_level_while_its_interval_includes_zero(center):
+    """p = 0.0006, 0.010 and 0.037: under 0.001, 0.05 and 0.05, yet the 99.9%, 99% or 95% interval includes zero,
+    as on the README's random-weight example (p 0.046, 95% interval -0.011 to +0.110): that level is not read."""
+    r = result(spread(center))
+    finding = order_finding(r, "b")
+    expected = {0.9: ("moderate", 0.999), 0.6: ("weak", 0.99), 0.45: (None, 0.95)}[center]
+    assert per_example_interval(r, expected[1])[1] <= 0
+    if expected[0] is None:
+        assert r.p_value < 0.05 and finding.level in ("none", "inconclusive")
+    else:
+        assert finding.level == expected[0]
+
+
+def test_shards_whose_orders_all_read_the_same_are_inconclusive_not_none():
+    shards = tuple(ShardResult(i, 4 * i, 4 * (i + 1), -7.0, (-7.0,) * 23, True, 40) for i in range(6))
+    finding = order_finding(OrderTestResult(shards, 24, 250, 2048, 1024, 0), "same.jsonl")
+    assert finding.level == "inconclusive"
+    assert "every order of the examples reads the same" in finding.headline
 
 
 def test_none_only_when_the_interval_lies_below_the_margin():

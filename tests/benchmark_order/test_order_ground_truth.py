@@ -15,6 +15,7 @@ from core.benchmark_order.run import run_order_test
 from core.benchmark_order.settings import OrderSettings
 from core.data.tables import load_rows
 from core.engine.models import load_model
+from core.stats.finding import EXPOSURE_LEVELS
 from core.store.results import ResultStore
 from tests.helpers.order_benchmark import SHARDS, TEMPLATE, short_questions, write_benchmark
 
@@ -52,11 +53,25 @@ def test_the_untrained_model_is_flagged_no_more_often_than_the_level_allows(tiny
     with probability at most 0.05: more than the binomial's 95th percentile of hits (3 of 20) would break it."""
     rows = short_questions()
     allowed = int(stats.binom.ppf(0.95, FPR_BENCHMARKS, LEVEL))
-    p_values = []
+    p_values, levels = [], []
     for b in range(FPR_BENCHMARKS):
         path = write_benchmark(tmp_path / f"b{b}.jsonl", rows[b * FPR_ROWS : (b + 1) * FPR_ROWS])
-        p_values.append(_test(tiny_lm, path, FPR_SHARDS).result.p_value)
+        run = _test(tiny_lm, path, FPR_SHARDS)
+        p_values.append(run.result.p_value)
+        levels.append(run.finding.level)
     flagged = sum(p < LEVEL for p in p_values)
     assert allowed == 3
     assert flagged <= allowed, p_values
     assert len(set(p_values)) == FPR_BENCHMARKS  # 20 different benchmarks, not one scored 20 times
+    # The levels' own rate (weak or more at most 2.5%): more than the binomial's 95th percentile (2 of 20) breaks it.
+    read_as_evidence = [level for level in levels if level in EXPOSURE_LEVELS]
+    assert len(read_as_evidence) <= int(stats.binom.ppf(0.95, FPR_BENCHMARKS, 0.025)), levels
+
+
+def test_the_readmes_example_on_the_random_weight_model_reads_no_evidence(tiny_lm):
+    """``order-test --model tiny-random --dataset demo:mcq --shards 8``: p 0.046, 95% interval -0.011 to +0.110."""
+    examples = render_examples(load_rows("demo:mcq"))
+    run = run_order_test(
+        examples, OrderSettings(shards=8), model=tiny_lm.spec, load=lambda: tiny_lm, store=ResultStore(), batch_size=10
+    )
+    assert run.finding.level not in EXPOSURE_LEVELS, run.finding.headline
