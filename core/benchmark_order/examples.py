@@ -20,16 +20,12 @@ SEPARATOR = "\n\n"
 
 
 def template_fields(template: str) -> list[str]:
-    """The field names a template reads, in order; a ``DataError`` for a malformed template."""
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise DataError(
-            f"The text template {template!r} is malformed ({exc}); double a literal brace: {{{{ }}}}."
-        ) from exc
-    fields = [name for _, name, _, _ in parsed if name is not None]
-    if any(not name or not name.isidentifier() for name in fields):
-        raise DataError(f"The text template {template!r} needs named fields such as {{question}}, not {{}} or {{0}}.")
+    """The field names a template reads, in order; a ``DataError`` for a malformed template.
+
+    The language is plain ``{column}`` names (spaces allowed, as in ``{option A}``) and ``{{``/``}}`` for a
+    literal brace; conversions, format specs, attributes and indexes (``{question!r}``, ``{question:d}``,
+    ``{row.x}``) are refused, so a template can never run Python's formatting machinery on the data."""
+    fields = [name for _, name, _, _ in _parsed(template) if name is not None]
     if not fields:
         raise DataError(
             f"The text template {template!r} names no field; use column names in braces, e.g. {{question}}."
@@ -37,12 +33,55 @@ def template_fields(template: str) -> list[str]:
     return list(dict.fromkeys(fields))
 
 
+def _parsed(template: str) -> list[tuple[str, str | None, str | None, str | None]]:
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise DataError(
+            f"The text template {template!r} is malformed ({exc}); double a literal brace: {{{{ }}}}."
+        ) from exc
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if conversion or spec or ":" in name or "!" in name:
+            raise DataError(
+                f"The text template {template!r} may hold only plain column names in braces, such as "
+                f"{{question}}: {{{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}} is "
+                "not one (no conversions or format specs)."
+            )
+        if not name.strip() or name.strip().isdigit():
+            raise DataError(
+                f"The text template {template!r} needs named fields such as {{question}}, not {{}} or {{0}}."
+            )
+        if any(mark in name for mark in ".[]") or name != name.strip():
+            raise DataError(
+                f"The text template {template!r} may hold only plain column names in braces, such as "
+                f"{{question}}: {{{name}}} is not one."
+            )
+    return parsed
+
+
+def fill_template(template: str, values: dict[str, str]) -> str:
+    """``template`` with each ``{field}`` replaced by its value, literally (no formatting applied)."""
+    return "".join(literal + (values[name] if name is not None else "") for literal, name, _, _ in _parsed(template))
+
+
 def default_template(columns: list[str]) -> str:
-    """Every column but a row id, joined by spaces, in the file's order."""
-    shown = [c for c in columns if c not in ROW_ID_COLUMNS and c.isidentifier()]
+    """Every column but a row id, joined by spaces, in the file's order (names with spaces included)."""
+    shown = [c for c in columns if c not in ROW_ID_COLUMNS and _plain_name(c)]
     if not shown:
         raise DataError("The dataset has no column to build the examples from; give --text-template.")
     return " ".join(f"{{{c}}}" for c in shown)
+
+
+def _plain_name(column: str) -> bool:
+    """A column a template can name: not blank, no braces, colons, bangs, dots or brackets, not a bare number."""
+    return (
+        bool(column.strip())
+        and column == column.strip()
+        and not any(m in column for m in "{}:!.[]")
+        and not (column.isdigit())
+    )
 
 
 def _value(value: Any) -> str | None:
@@ -94,7 +133,7 @@ def render_examples(table: Table, template: str | None = None) -> BenchmarkExamp
         if missing:
             skipped.append(table.skip(index, f"no value for {', '.join(missing)}"))
             continue
-        texts.append(chosen.format(**values) + SEPARATOR)
+        texts.append(fill_template(chosen, {k: v for k, v in values.items() if v is not None}) + SEPARATOR)
         rows.append(row)
     return BenchmarkExamples(
         name=display_name(table.source),

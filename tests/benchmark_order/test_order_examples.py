@@ -28,10 +28,34 @@ def test_rows_missing_a_field_are_skipped_with_their_line(tmp_path):
     assert "2 rows skipped (lines 2, 3" in examples.skipped_summary()
 
 
-@pytest.mark.parametrize("template", ["{question", "{} {question}", "no fields at all", "{0}"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{question",
+        "{} {question}",
+        "no fields at all",
+        "{0}",
+        "{question!r}",
+        "{question:d}",
+        "{question:{answer}}",
+        "{question.__class__}",
+        "{question[0]}",
+    ],
+)
 def test_a_malformed_template_is_one_clear_error(template):
     with pytest.raises(DataError, match="template"):
         template_fields(template)
+
+
+def test_a_template_is_filled_literally_and_columns_with_spaces_are_kept(tmp_path):
+    path = tmp_path / "b.jsonl"
+    path.write_text(json.dumps({"question": "Braces {x} and %s?", "option A": "yes", "answer": "A"}) + "\n")
+    table = load_rows(str(path))
+    assert default_template(table.columns) == "{question} {option A} {answer}"
+    examples = render_examples(table)
+    assert examples.texts == ("Braces {x} and %s? yes A" + SEPARATOR,)
+    literal = render_examples(load_rows(str(path)), "{{Q}} {question} -> {option A}")
+    assert literal.texts == ("{Q} Braces {x} and %s? -> yes" + SEPARATOR,)
 
 
 def test_a_template_naming_a_missing_column_lists_the_columns():
