@@ -7,7 +7,12 @@ from dataclasses import dataclass
 from core.errors import InputTextError
 
 DEFAULT_SHARDS = 50
+SUGGESTED_EXAMPLES_PER_SHARD = 4
+"""The fewest examples per shard a default count gives each shard (24 orders to compare): ``sizing``."""
 DEFAULT_PERMUTATIONS = 250
+MAX_PERMUTATIONS = 10_000
+"""Shuffled orders per shard at most: the t-test reads only their mean, which 10,000 draws pin far below the
+spread between shards; more would only multiply the passes (12 examples have 479 million orders)."""
 DEFAULT_CONTEXT = 2048
 """Tokens per model pass (or the model's own context when smaller), as in the published test."""
 
@@ -30,6 +35,12 @@ class OrderSettings:
             raise InputTextError("The order test needs at least 2 shards (--shards).")
         if self.permutations < 1:
             raise InputTextError("The order test needs at least 1 shuffled order per shard (--permutations).")
+        if self.permutations > MAX_PERMUTATIONS:
+            raise InputTextError(
+                f"--permutations {self.permutations:,} is above the cap of {MAX_PERMUTATIONS:,} shuffles per shard: "
+                "the test reads only the shuffles' mean, which that many pin down; more would only multiply the "
+                "model passes."
+            )
         if self.context is not None and self.context < 8:
             raise InputTextError("The context (--context) must be at least 8 tokens.")
         if self.stride is not None and self.stride < 1:

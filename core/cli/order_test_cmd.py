@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.benchmark_order.settings import DEFAULT_PERMUTATIONS, DEFAULT_SHARDS
+from core.benchmark_order.settings import DEFAULT_PERMUTATIONS, DEFAULT_SHARDS, SUGGESTED_EXAMPLES_PER_SHARD
 from core.cli.common import (
     command_provenance,
     dataset_options,
@@ -20,6 +20,7 @@ from core.cli.common import (
     setup_from_args,
     store_options,
 )
+from core.errors import InputTextError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,7 +52,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help='how one example reads, e.g. "{question} {A} {B} {C} {D} {answer}" (default: every column but a '
         "row id, joined by spaces)",
     )
-    test.add_argument("--shards", type=int, default=DEFAULT_SHARDS, help=f"shards (default {DEFAULT_SHARDS})")
+    test.add_argument(
+        "--shards",
+        type=int,
+        help=f"shards (default: {DEFAULT_SHARDS}, or as many shards of {SUGGESTED_EXAMPLES_PER_SHARD} examples as a "
+        "smaller file fills)",
+    )
     test.add_argument(
         "--permutations",
         type=int,
@@ -68,19 +74,31 @@ def run(args: argparse.Namespace) -> int:
     from core.benchmark_order.examples import render_examples
     from core.benchmark_order.run import check_shardable, run_order_test
     from core.benchmark_order.settings import OrderSettings
+    from core.benchmark_order.sizing import suggested_shards
     from core.data.tables import load_rows
     from core.engine.progress import tqdm_progress
 
-    require_positive(args.shards, "--shards", 2)
+    if args.shards is not None:
+        require_positive(args.shards, "--shards", 2)
     require_positive(args.permutations, "--permutations")
-    settings = OrderSettings(
-        shards=args.shards, permutations=args.permutations, seed=args.seed, context=args.context, stride=args.stride
-    )
+    OrderSettings(permutations=args.permutations, context=args.context, stride=args.stride)  # refused before loading
     table = load_rows(args.dataset, split=args.split, config=args.config, **limit_options(args))
     examples = render_examples(table, args.text_template)
+    if not len(examples) and examples.skipped:
+        raise InputTextError(f"No example to test: {examples.skipped_summary()}.")
+    shards = args.shards or max(2, suggested_shards(len(examples)))
+    settings = OrderSettings(
+        shards=shards, permutations=args.permutations, seed=args.seed, context=args.context, stride=args.stride
+    )
     check_shardable(len(examples), settings)
     info = sys.stderr if args.json else sys.stdout
     print(f"benchmark: {examples.name} · {len(examples)} examples · template {examples.template!r}", file=info)
+    if args.shards is None:
+        print(
+            f"shards: {shards} (the default: {DEFAULT_SHARDS}, or as many shards of {SUGGESTED_EXAMPLES_PER_SHARD} "
+            "examples as the file fills; --shards sets another count)",
+            file=info,
+        )
     if examples.skipped:
         print(f"warning: {examples.skipped_summary()}", file=sys.stderr)
     provenance = command_provenance(args, "order-test", models={"model": args.model})

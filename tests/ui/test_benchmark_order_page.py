@@ -28,10 +28,10 @@ def test_the_demo_runs_and_the_page_leads_with_the_verdict_and_the_chart(store_p
     assert app.text_input(key="bo_template").value == DEMO_TEMPLATE
     first = render_examples(load_rows("demo:mcq")).texts[0]
     assert [c.value for c in app.code] == [first.rstrip("\n")]
-    # 24 examples: 8 shards of 3 suggested (at most 12 of 2), and the caption says why
-    assert app.number_input(key="bo_shards").value == 8
+    # 24 examples: 6 shards of 4 suggested (at most 12 of 2), and the caption says why
+    assert app.number_input(key="bo_shards").value == 6
     assert app.number_input(key="bo_permutations").value == 250
-    (sizes,) = [c.value for c in app.caption if c.value.startswith("24 examples in 8 shards of 3")]
+    (sizes,) = [c.value for c in app.caption if c.value.startswith("24 examples in 6 shards of 4")]
     assert "at most 12" in sizes
     assert _banners(app) == []
 
@@ -52,7 +52,7 @@ def test_the_demo_runs_and_the_page_leads_with_the_verdict_and_the_chart(store_p
     spec = json.loads(charts[0].proto.spec)
     line, shuffled, published = spec["data"]
     assert published["y"] == [s.difference for s in test.result.shards]
-    assert len(shuffled["y"]) == 8 * 5  # every other order of each 3-example shard
+    assert len(shuffled["y"]) == 6 * 23  # every other order of each 4-example shard
     assert line["name"].startswith("no preference") and line["y"] == [0, 0]
     assert any(m.value.startswith("**What this shows.**") for m in app.markdown)
     assert [b.label for b in app.get("download_button")] == [
@@ -61,7 +61,7 @@ def test_the_demo_runs_and_the_page_leads_with_the_verdict_and_the_chart(store_p
         "Result (JSON)",
     ]
     metrics = {m.label: m.value for m in app.metric}
-    assert metrics["Shards preferring the published order"] == f"{test.result.canonical_first} of 8"
+    assert metrics["Shards preferring the published order"] == f"{test.result.canonical_first} of 6"
 
     # another setting marks the result as out of date instead of passing it off as current
     app.number_input(key="bo_permutations").set_value(100).run()
