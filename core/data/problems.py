@@ -162,15 +162,16 @@ def problems_from_table(
     for index, row in enumerate(table.rows):
         prompt, solution = row.get(prompt_col), row.get(solution_col)
         if not isinstance(prompt, str) or not isinstance(solution, str) or not solution.strip():
-            skipped.append(SkippedRow(index, "missing prompt or solution text"))
+            skipped.append(table.skip(index, "missing prompt or solution text"))
             continue
         task_id = _text_id(row.get(id_col)) if id_col else str(index)
         if not task_id:
-            skipped.append(SkippedRow(index, f"empty {id_col}"))
+            skipped.append(table.skip(index, f"empty {id_col}"))
             continue
         if task_id in seen:
             raise DataError(
-                f"{table.source}: task id {task_id!r} appears in rows {seen[task_id]} and {index}; ids must be unique."
+                f"{table.source}: task id {task_id!r} appears in {table.unit} {table.line_of(seen[task_id])} and "
+                f"{table.line_of(index)}; ids must be unique."
             )
         seen[task_id] = index
         problems.append(CodeProblem(task_id=task_id, prompt=prompt, solution=solution))

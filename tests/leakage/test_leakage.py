@@ -363,7 +363,7 @@ def test_problem_files_with_column_mapping(tmp_path):
     assert problems.ids == ["q1", "q3"]
     assert problems.has_ids
     assert problems.problems[0].solution == "    return 1\n"
-    assert [s.line for s in problems.skipped] == [1]
+    assert [s.line for s in problems.skipped] == [5]  # the file line where q2's row starts (q1's spans 2-4)
     with pytest.raises(DataError, match="no solution column"):
         _table_problems({"question": ["x"]})
     with pytest.raises(DataError, match="'nope'"):

@@ -97,7 +97,7 @@ def test_dropped_problems_are_said_in_every_output(tiny_lm, tmp_path, capsys):
     assert "Paired by the 2 task id(s) both sets share" in out
     assert "3 benchmark problem(s) (LeakLens/2, LeakLens/3, LeakLens/4)" in out
     assert "3 reference problem(s)" in out
-    assert "test.jsonl: 1 row(s) not used" in out
+    assert "test.jsonl: 1 row(s) not used (lines 3)" in out  # the third line, not index 2
     assert "missing prompt or solution text" in out
     # too few pairs for the interval to mean anything: inconclusive, whatever it says
     assert "finding (inconclusive): Too few problems to tell" in out
