@@ -381,7 +381,7 @@ def test_problem_rows_without_ids_are_numbered_and_duplicates_rejected():
     problems = _table_problems({"prompt": ["p1", "p2"], "solution": ["s1", "s2"]})
     assert problems.ids == ["0", "1"]
     assert not problems.has_ids
-    with pytest.raises(DataError, match="appears in rows 0 and 1"):
+    with pytest.raises(DataError, match="appears in rows 1 and 2"):
         _table_problems({"task_id": ["x", "x"], "prompt": ["p", "p"], "solution": ["s", "s"]})
     with pytest.raises(DataError, match="no row has both"):
         _table_problems({"prompt": ["p"], "solution": ["  "]})
