@@ -395,14 +395,18 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     return Finding(level, headline, tuple(evidence), tuple(caveats), numbers)
 
 
+def how_often(n_at_least: int, n_compared: int, chance: float) -> str:
+    """``1 in 13`` while that is at most half of them; above half the count itself (``150 of 200``), since
+    "1 in 1" would read as every one."""
+    return f"1 in {round(1 / chance)}" if chance <= 0.5 else f"{n_at_least} of {n_compared}"
+
+
 def _numbers(method: MethodPlacement) -> str:
     """``loss: more predictable than 92% of 200 fresh passages (1 in 13 score this high)``; above half, the
     count itself (``150 of 200 score this high``), since "1 in 1" would read as every one."""
     if method.percentile == 0:
         return f"{_headline_name(method)}: less predictable than all {method.n_compared} fresh passages"
-    how_many = (
-        f"1 in {round(1 / method.chance)}" if method.chance <= 0.5 else f"{method.n_at_least} of {method.n_compared}"
-    )
+    how_many = how_often(method.n_at_least, method.n_compared, method.chance)
     return (
         f"{_headline_name(method)}: more predictable than {_share(method)} fresh passages ({how_many} score this high)"
     )
