@@ -272,8 +272,26 @@ def _read_json(data: bytes, source: str, limit: int | None) -> Table:
             rows.append(item)
         else:
             skipped.append(SkippedRow(index + 1, "not a JSON object"))
+    if value and not rows:
+        kinds = sorted({_json_kind(item) for item in value})
+        raise DataError(
+            f"{source}: its {len(value)} entries are {' and '.join(kinds)}, not objects; each row must be a JSON "
+            'object with named fields, e.g. {"text": "...", "label": 1}.'
+        )
     rows = rows[:limit] if limit is not None else rows
     return Table(rows=rows, columns=_columns(rows), source=source, skipped=skipped)
+
+
+def _json_kind(item: Any) -> str:
+    if isinstance(item, list):
+        return "arrays"
+    if isinstance(item, str):
+        return "strings"
+    if isinstance(item, bool):
+        return "true/false values"
+    if isinstance(item, int | float):
+        return "numbers"
+    return "nulls" if item is None else type(item).__name__
 
 
 def _read_csv(data: bytes, source: str, limit: int | None, sep: str) -> Table:

@@ -158,6 +158,13 @@ def test_malformed_jsonl_lines_are_reported_too(tmp_path):
     assert [s.line for s in ds.skipped] == [2]
 
 
+def test_a_json_list_of_arrays_says_its_rows_must_be_objects(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps([["some text", 1]] * 10))
+    with pytest.raises(DataError, match=r"d.json: its 10 entries are arrays, not objects; each row must be a JSON"):
+        load_labelled_dataset(str(path))
+
+
 def test_label_forms_accepted():
     assert [parse_label(v) for v in (1, 0, True, False, "1", " 0 ", "true", 1.0, 0.0)] == [1, 0, 1, 0, 1, 0, 1, 1, 0]
     assert [parse_label(v) for v in (2, -1, "member", None, 0.5, float("nan"))] == [None] * 6
