@@ -34,6 +34,9 @@ STORE_ENV_VAR = "LEAKLENS_STORE"
 """Path of the SQLite file; overrides ``<cache>/results.sqlite`` (tests point it at a temporary file)."""
 DEFAULT_FILENAME = "results.sqlite"
 SCHEMA_VERSION = 1
+SQLITE_HEADER = b"SQLite format 3\x00"
+STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+"""Names an empty file may have and still be taken as a store not yet written (SQLite creates the file empty)."""
 STALE_AFTER_S = 900.0
 """An unfinished run not written for this long counts as interrupted even if its process still lives."""
 
@@ -204,6 +207,8 @@ class ResultStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
+        if not self._schema_ready:
+            self._refuse_foreign_file()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
@@ -237,6 +242,74 @@ class ResultStore:
             return f"no space left on the device ({str(exc)} with {disk.f_bavail * disk.f_frsize} bytes free)"
         return str(exc)
 
+    def _refuse_foreign_file(self) -> None:
+        """Before anything is written: the file must be new, an empty ``.sqlite`` file (what a LeakLens store is
+        before its first write), or a LeakLens store of a schema this version reads. Anything else (a dataset, an
+        overlap index's database, a newer store) is refused with the file left byte-identical: it is read here
+        through a read-only connection, never switched to WAL or given tables."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"Cannot open the results store {self.path}: {os_error_cause(exc)}.") from exc
+        if self.path.is_dir():
+            raise StoreError(f"The results store {self.path} is a folder; give a file path such as results.sqlite.")
+        advice = "give a new path (or an existing LeakLens store) instead; the file was not changed"
+        if size == 0:
+            if self.path.suffix in STORE_SUFFIXES:
+                return
+            raise StoreError(
+                f"{self.path} could not be used as a results store: it is an empty file, not a LeakLens results "
+                f"store; {advice}."
+            )
+        try:
+            with self.path.open("rb") as handle:
+                header = handle.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise StoreError(f"Cannot read the results store {self.path}: {os_error_cause(exc)}.") from exc
+        if header != SQLITE_HEADER:
+            raise StoreError(
+                f"{self.path} could not be used as a results store: it is not an SQLite database; {advice}."
+            )
+        version = self._stored_schema_version()
+        if version is None:
+            raise StoreError(
+                f"{self.path} could not be used as a results store: it is an SQLite database but not a LeakLens "
+                f"results store (it has no store marker); {advice}."
+            )
+        if not version.isdigit():
+            raise StoreError(
+                f"{self.path} names a store schema {version!r} that no LeakLens writes; the file is damaged or not "
+                f"a results store: {advice}."
+            )
+        if int(version) > SCHEMA_VERSION:
+            raise StoreError(
+                f"The results store {self.path} was written by a newer LeakLens (schema {version}; this one reads "
+                f"{SCHEMA_VERSION}); upgrade LeakLens or point LEAKLENS_STORE at another file. The file was not "
+                "changed."
+            )
+        if int(version) < SCHEMA_VERSION:
+            raise StoreError(
+                f"The results store {self.path} was written by an older LeakLens (schema {version}; this one reads "
+                f"{SCHEMA_VERSION}); start a new store at another path. The file was not changed."
+            )
+
+    def _stored_schema_version(self) -> str | None:
+        """The store marker's schema version through a read-only connection; None when there is no marker."""
+        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=self.timeout_s)
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot open the results store {self.path}: {self._fault(exc)}.") from exc
+        try:
+            row = conn.execute("SELECT value FROM store_info WHERE name = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        finally:
+            conn.close()
+        return None if row is None else str(row[0]).strip()
+
     def _create_schema(self, conn: sqlite3.Connection) -> None:
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
@@ -250,10 +323,9 @@ class ResultStore:
                 conn.execute(
                     "INSERT INTO store_info (name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
-            elif int(row[0]) > SCHEMA_VERSION:
+            elif str(row[0]).strip() != str(SCHEMA_VERSION):  # checked before opening; another process changed it
                 raise StoreError(
-                    f"The results store {self.path} was written by a newer LeakLens (schema {row[0]}); "
-                    "upgrade LeakLens or point LEAKLENS_STORE at another file."
+                    f"The results store {self.path} has schema {row[0]!r}; this LeakLens reads {SCHEMA_VERSION}."
                 )
         self._schema_ready = True
 
