@@ -24,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
+from core.engine import served_answers as answers
 from core.engine.capabilities import GENERATION, TARGET_LOGPROBS, TOP_ALTERNATIVES
 from core.engine.served_tokens import token_offsets
 from core.engine.start_token import ENDOFTEXT, is_chat_role_token
@@ -48,6 +49,11 @@ PROBE_TEXT = "LeakLens checks the tokenizer: naïve café, 1,234 tokens — «qu
 
 class ServedModelError(ModelLoadError):
     """The server cannot be used as asked: unreachable, refusing the key, missing a feature, ..."""
+
+
+class ServerFault(ServedModelError):
+    """The server could not be asked at all (unreachable, late, busy, failing, garbled): never read as a missing
+    capability."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +142,12 @@ class ServedModel:
             {"model": self.name, "prompt": text, "add_special_tokens": False, "return_token_strs": True},
             root=True,
         )
-        ids = [int(i) for i in data["tokens"]]
+        if "tokens" not in data:
+            raise ServedModelError(
+                f"The server at {self.base_url} answered /tokenize without token ids; name the model's tokenizer "
+                "with --tokenizer."
+            )
+        ids = answers.token_ids(data["tokens"], "/tokenize's tokens", self.base_url)
         offsets = token_offsets(text, [str(t) for t in data.get("token_strs") or []])
         if offsets is None or len(offsets) != len(ids):
             raise ServedModelError(
@@ -164,8 +175,8 @@ class ServedModel:
         return [self._logprobs_and_ranks(prompt, choice) for prompt, choice in zip(prompts, choices, strict=True)]
 
     def _logprobs_and_ranks(self, prompt: Sequence[int], choice: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-        entries = choice.get("prompt_logprobs")
-        if not isinstance(entries, list) or len(entries) != len(prompt):
+        entries = answers.prompt_entries(choice, prompt, self.base_url)
+        if entries is None:
             raise ServedModelError(
                 f"The server at {self.base_url} returned no per-token log-probs of the prompt (vLLM's "
                 "prompt_logprobs); no detector can be computed through it."
@@ -173,11 +184,8 @@ class ServedModel:
         logprobs = np.empty(len(prompt) - 1)
         ranks = np.empty(len(prompt) - 1, dtype=np.int64)
         for i, (token, entry) in enumerate(zip(prompt[1:], entries[1:], strict=True)):
-            value = (entry or {}).get(str(token))
-            if value is None:
-                raise ServedModelError(f"The server at {self.base_url} left out the log-prob of token {token}.")
-            logprobs[i] = float(value["logprob"])
-            ranks[i] = int(value.get("rank") or 0)
+            assert entry is not None  # prompt_entries checked every entry after the first
+            logprobs[i], ranks[i] = answers.token_logprob(entry, int(token), i + 2, self.base_url)
         return logprobs, ranks
 
     def top_alternatives(self, prompts: Sequence[Sequence[int]], k: int) -> list[np.ndarray]:
@@ -187,13 +195,14 @@ class ServedModel:
         return [self._top_ranked(prompt, choice, k) for prompt, choice in zip(prompts, choices, strict=True)]
 
     def _top_ranked(self, prompt: Sequence[int], choice: dict[str, Any], k: int) -> np.ndarray:
-        entries = choice.get("prompt_logprobs")
-        if not isinstance(entries, list) or len(entries) != len(prompt):
+        entries = answers.prompt_entries(choice, prompt, self.base_url)
+        if entries is None:
             raise ServedModelError(f"The server at {self.base_url} returned no top-{k} tokens of the prompt.")
         top = np.empty((len(prompt) - 1, k), dtype=np.int64)
         for i, entry in enumerate(entries[1:]):
-            ranked = sorted((int(v.get("rank") or 0), int(t)) for t, v in (entry or {}).items())
-            best = [token for rank, token in ranked if 1 <= rank <= k]
+            assert entry is not None  # prompt_entries checked every entry after the first
+            ranked = answers.ranked_tokens(entry, i + 2, self.base_url)
+            best = [token for rank, token in ranked if rank <= k]
             if len(best) != k:
                 raise ServedModelError(f"The server at {self.base_url} returned {len(best)} of the top {k} tokens.")
             top[i] = best
@@ -207,13 +216,24 @@ class ServedModel:
             chosen = [i for i, c in enumerate(counts) if c == count]
             params = {"max_tokens": count, "ignore_eos": True, "return_token_ids": True, "logprobs": 0}
             for i, choice in zip(chosen, self._completions([prompts[i] for i in chosen], params), strict=True):
-                ids = [int(t) for t in choice.get("token_ids") or []]
-                first = ((choice.get("logprobs") or {}).get("token_logprobs") or [None])[0]
+                if choice.get("token_ids") is None:
+                    raise ServedModelError(
+                        f"The server at {self.base_url} generated text but not its token ids (return_token_ids)."
+                    )
+                ids = answers.token_ids(choice.get("token_ids"), "the generated token ids", self.base_url)
+                logprobs = choice.get("logprobs")
+                listed = logprobs.get("token_logprobs") if isinstance(logprobs, dict) else None
+                first = listed[0] if isinstance(listed, list) and listed else None
                 if len(ids) != count:
                     raise ServedModelError(
                         f"The server at {self.base_url} generated {len(ids)} of the {count} tokens asked for."
                     )
-                results[i] = (ids, float("nan") if first is None else float(first))
+                value = (
+                    float("nan")
+                    if first is None
+                    else answers.logprob_value(first, "the first generated token", self.base_url)
+                )
+                results[i] = (ids, value)
         return results
 
     def _completions(self, prompts: Sequence[Sequence[int]], params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -222,12 +242,7 @@ class ServedModel:
 
         def one(chunk: list[list[int]]) -> list[dict[str, Any]]:
             body = {"model": self.name, "prompt": chunk, "temperature": 0.0, **params}
-            choices = sorted(self.post("completions", body).get("choices") or [], key=lambda c: c.get("index", 0))
-            if len(choices) != len(chunk):
-                raise ServedModelError(
-                    f"The server at {self.base_url} answered {len(choices)} of {len(chunk)} prompts."
-                )
-            return choices
+            return answers.choices_of(self.post("completions", body), len(chunk), self.base_url)
 
         chunks = [
             [list(p) for p in prompts[i : i + PROMPTS_PER_REQUEST]] for i in range(0, len(prompts), PROMPTS_PER_REQUEST)
@@ -299,7 +314,7 @@ def request_json(
     if key:
         headers["Authorization"] = f"Bearer {key}"
     shown = public_url(url)
-    late = ServedModelError(f"The server at {shown} did not answer within {endpoint.timeout_s:g} s (--timeout).")
+    late = ServerFault(f"The server at {shown} did not answer within {endpoint.timeout_s:g} s (--timeout).")
     for attempt in range(retries):
         wait = BACKOFF_S * 2**attempt
         deadline = time.monotonic() + endpoint.timeout_s
@@ -312,7 +327,7 @@ def request_json(
             if attempt + 1 < retries:
                 time.sleep(wait)
                 continue
-            raise ServedModelError(
+            raise ServerFault(
                 f"Cannot reach the server at {shown}: is it running, and is the URL right? A stored run resumes "
                 "where it stopped once the server is back."
             ) from None
@@ -323,15 +338,16 @@ def request_json(
             hint = "check the key in the variable --api-key-env names" if key else "give one with --api-key-env VAR"
             raise ServedModelError(f"The server at {shown} refused the request ({response.status_code}): {hint}.")
         if response.status_code >= 400:
-            raise ServedModelError(f"The server at {shown} answered {response.status_code}: {_error_text(payload)}")
+            kind = ServerFault if response.status_code >= 500 else ServedModelError
+            raise kind(f"The server at {shown} answered {response.status_code}: {_error_text(payload)}")
         try:
             data = json.loads(payload)
         except ValueError:
-            raise ServedModelError(f"The server at {shown} answered with malformed JSON.") from None
+            raise ServerFault(f"The server at {shown} answered with malformed JSON.") from None
         if not isinstance(data, dict):
-            raise ServedModelError(f"The server at {shown} answered with unexpected JSON.")
+            raise ServerFault(f"The server at {shown} answered with unexpected JSON.")
         return data
-    raise ServedModelError(f"The server at {shown} stayed busy after {retries} tries (429/503).")
+    raise ServerFault(f"The server at {shown} stayed busy after {retries} tries (429/503).")
 
 
 class _Late(Exception):
@@ -398,6 +414,8 @@ def connect(endpoint: Endpoint) -> ServedModel:
         )
     session = new_session()
     listed = request_json(session, "GET", f"{base}/models", endpoint, retries=1).get("data") or []
+    if not isinstance(listed, list):
+        raise answers.fault(base, f"its model list (/models 'data') as {type(listed).__name__} instead of a list")
     names = [str(m.get("id")) for m in listed if isinstance(m, dict)]
     name = _choose_model(endpoint.model, names, base)
     entry = next(m for m in listed if str(m.get("id")) == name)
@@ -410,7 +428,7 @@ def connect(endpoint: Endpoint) -> ServedModel:
         server_version=version,
         model_root=str(entry.get("root") or name),
         # One place is kept for the one token each scoring request must generate.
-        max_context=int(entry.get("max_model_len") or 2048) - 1,
+        max_context=answers.context_length(entry.get("max_model_len"), base, 2048) - 1,
         start_token_id=-1,
         start_token="",
         capabilities=frozenset(),
@@ -520,21 +538,28 @@ def _probe_capabilities(model: ServedModel) -> frozenset[str]:
     test needs (a server allowing fewer log-probs per token refuses), then generation."""
     ids, _ = model.tokenize("The capital of France is Paris.")
     found = set()
+    causes: list[str] = []
+    # A server that is down, late, busy or garbles its answers is that fault, said as it is (ServerFault and
+    # answer faults are not caught); a server that refuses a request (4xx) lacks that capability.
     try:
         model.prompt_logprobs([[model.start_token_id, *ids]])
         found.add(TARGET_LOGPROBS)
         model.top_alternatives([[model.start_token_id, *ids]], ALTERNATIVES_PER_POSITION)
         found.add(TOP_ALTERNATIVES)
-    except ServedModelError:
-        pass
+    except ServerFault:
+        raise
+    except ServedModelError as exc:
+        causes.append(str(exc))
     try:
         model.generate([[model.start_token_id, *ids]], [1])
         found.add(GENERATION)
-    except ServedModelError:
-        pass
+    except ServerFault:
+        raise
+    except ServedModelError as exc:
+        causes.append(str(exc))
     if not found:
         raise ServedModelError(
-            f"The server at {model.base_url} neither returns prompt log-probs nor generates from token ids; "
-            "no test can run on it."
+            f"The server at {model.base_url} neither returns prompt log-probs nor generates from token ids, so no "
+            f"test can run on it: {' '.join(causes)}"
         )
     return frozenset(found)
