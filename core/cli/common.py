@@ -84,7 +84,10 @@ def served_model_options(parent: argparse.ArgumentParser) -> None:
         help=f"requests in flight (default {DEFAULT_CONCURRENCY})",
     )
     group.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})"
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"seconds each request may take, retries and waits included (default {DEFAULT_TIMEOUT_S:g})",
     )
     group.add_argument("--tokenizer", help="local tokenizer of the served model, for servers without /tokenize")
 

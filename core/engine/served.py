@@ -13,7 +13,9 @@ never printed, stored or written into provenance.
 from __future__ import annotations
 
 import json
+import math
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -304,9 +306,10 @@ def request_json(
     """One API call, retried while the server turns it away for now (429, 503: honouring ``Retry-After``)
     or cannot be reached; any other failure is one ``ServedModelError`` line naming the cause.
 
-    ``--timeout`` bounds the whole answer, not each wait for a byte: a server that trickles its reply is
-    as late as one that stalls. Connecting asks with ``retries=1``: a server that is not there is said at
-    once, not after back-off."""
+    ``--timeout`` is one deadline over the whole call, retries and waits included, not each wait for a byte:
+    a server that trickles its reply is as late as one that stalls, and a ``Retry-After`` past the deadline is
+    not waited for. Connecting asks with ``retries=1``: a server that is not there is said at once, not after
+    back-off."""
     import requests
 
     headers = {}
@@ -315,16 +318,19 @@ def request_json(
         headers["Authorization"] = f"Bearer {key}"
     shown = public_url(url)
     late = ServerFault(f"The server at {shown} did not answer within {endpoint.timeout_s:g} s (--timeout).")
+    deadline = time.monotonic() + endpoint.timeout_s
     for attempt in range(retries):
         wait = BACKOFF_S * 2**attempt
-        deadline = time.monotonic() + endpoint.timeout_s
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise late
         try:
-            response = session.request(method, url, json=body, headers=headers, timeout=endpoint.timeout_s, stream=True)
+            response = session.request(method, url, json=body, headers=headers, timeout=left, stream=True)
             payload = _read_before(response, deadline)
         except (requests.exceptions.Timeout, _Late):
             raise late from None
         except requests.exceptions.ConnectionError:
-            if attempt + 1 < retries:
+            if attempt + 1 < retries and time.monotonic() + wait < deadline:
                 time.sleep(wait)
                 continue
             raise ServerFault(
@@ -332,7 +338,13 @@ def request_json(
                 "where it stopped once the server is back."
             ) from None
         if response.status_code in (429, 503) and attempt + 1 < retries:
-            time.sleep(_retry_after(response, wait))
+            pause = _retry_after(response, wait)
+            if time.monotonic() + pause >= deadline:
+                raise ServerFault(
+                    f"The server at {shown} is busy ({response.status_code}) and asks to wait {pause:g} s, past the "
+                    f"{endpoint.timeout_s:g} s --timeout: try again later or give a longer --timeout."
+                )
+            time.sleep(pause)
             continue
         if response.status_code in (401, 403):
             hint = "check the key in the variable --api-key-env names" if key else "give one with --api-key-env VAR"
@@ -355,30 +367,55 @@ class _Late(Exception):
 
 
 def _read_before(response: Any, deadline: float) -> bytes:
-    """The whole body, or ``_Late`` once ``deadline`` passes (a read that stalls past it counts as late too)."""
+    """The whole body, or ``_Late`` once ``deadline`` passes. The body is read in a helper thread and the
+    connection closed at the deadline: a read blocked on a trickle (a byte now and then, each within the
+    socket's timeout) cannot outlast it."""
     import requests
     import urllib3
 
-    chunks: list[bytes] = []
-    try:
-        for chunk in response.iter_content(READ_CHUNK_BYTES):
-            chunks.append(chunk)
-            if time.monotonic() > deadline:
-                raise _Late
-    except requests.exceptions.ConnectionError as error:  # how requests reports a read that stalled
-        if any(isinstance(arg, urllib3.exceptions.ReadTimeoutError) for arg in error.args):
+    outcome: dict[str, Any] = {}
+
+    def read() -> None:
+        try:
+            outcome["body"] = b"".join(response.iter_content(READ_CHUNK_BYTES))
+        except BaseException as error:  # handed to the caller's thread
+            outcome["error"] = error
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(max(0.0, deadline - time.monotonic()))
+    if reader.is_alive():
+        _cut(response)  # the reader's blocked read returns, and it ends
+        raise _Late
+    response.close()
+    error = outcome.get("error")
+    if error is not None:
+        if isinstance(error, requests.exceptions.ConnectionError) and any(
+            isinstance(arg, urllib3.exceptions.ReadTimeoutError) for arg in error.args
+        ):  # how requests reports a read that stalled
             raise _Late from None
-        raise
-    finally:
-        response.close()
+        raise error
     if time.monotonic() > deadline:
         raise _Late
-    return b"".join(chunks)
+    return bytes(outcome["body"])
+
+
+def _cut(response: Any) -> None:
+    """Shut the connection's socket down under a read blocked on it (closing the buffered reader instead
+    would wait for that very read); the response is closed once the read returns, in its own thread."""
+    connection = getattr(response.raw, "connection", None) or getattr(response.raw, "_connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    threading.Thread(target=response.close, daemon=True).start()
 
 
 def _retry_after(response: Any, default: float) -> float:
     try:
-        return min(60.0, max(0.0, float(response.headers.get("Retry-After", default))))
+        return max(0.0, float(response.headers.get("Retry-After", default)))
     except ValueError:
         return default
 
@@ -402,8 +439,8 @@ def connect(endpoint: Endpoint) -> ServedModel:
     """Reach the server, pick the model, learn what it can compute, and register it under its spec."""
     if endpoint.concurrency < 1:
         raise LeakLensError(f"--concurrency must be at least 1, got {endpoint.concurrency}.")
-    if endpoint.timeout_s <= 0:
-        raise LeakLensError(f"--timeout must be positive, got {endpoint.timeout_s:g}.")
+    if not 0 < endpoint.timeout_s < math.inf:
+        raise LeakLensError(f"--timeout must be a positive number of seconds, got {endpoint.timeout_s:g}.")
     base = public_url(endpoint.url)
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.hostname:
