@@ -39,7 +39,9 @@ def model_options(*, repeatable: bool = False) -> argparse.ArgumentParser:
             "--model", action="append", help=f"{MODEL_HELP}; repeat for several (default {DEFAULT_MODEL})"
         )
     else:
-        group.add_argument("--model", default=DEFAULT_MODEL, help=f"{MODEL_HELP} (default {DEFAULT_MODEL})")
+        # None until parsed: --model given beside --endpoint is refused; without either it becomes the default.
+        group.add_argument("--model", help=f"{MODEL_HELP} (default {DEFAULT_MODEL})")
+        parent.set_defaults(model_default=DEFAULT_MODEL)
     group.add_argument(
         "--device", default="auto", help="auto (default: cuda when present, else cpu), cpu, cuda, cuda:N"
     )
@@ -94,9 +96,14 @@ def served_model_options(parent: argparse.ArgumentParser) -> None:
 
 def connect_served_from_args(args: argparse.Namespace) -> None:
     """With ``--endpoint``: connect to the server, before any work, and make ``args.model`` name the
-    served model (every command that takes a model runs on one)."""
+    served model (every command that takes a model runs on one). Without it, an unset ``--model`` becomes the
+    default model."""
     if not getattr(args, "endpoint", None):
+        if getattr(args, "model", "") is None and getattr(args, "model_default", None):
+            args.model = args.model_default
         return
+    if getattr(args, "model_default", None) and args.model is not None:
+        raise LeakLensError("Give the tested model either with --model or with --endpoint, not both.")
     from core.engine.served import Endpoint, connect
 
     served = connect(
@@ -255,8 +262,12 @@ def open_store(args: argparse.Namespace) -> Iterator[Any]:
 
 def recorded_options(args: argparse.Namespace) -> dict[str, Any]:
     """The command's options as given, for provenance (functions and output flags left out)."""
-    skip = {"func", "json", "out", "verbose", "distributed", "output_plan"}
+    from core.engine.served import public_url
+
+    skip = {"func", "json", "out", "verbose", "distributed", "output_plan", "model_default"}
     options = {k: v for k, v in vars(args).items() if k not in skip and not callable(v)}
+    if options.get("endpoint"):
+        options["endpoint"] = public_url(str(options["endpoint"]))  # never a user name or password
     ranks = distributed.current()
     if ranks is not None:
         options["processes"] = {"world_size": ranks.world_size, "backend": ranks.backend}

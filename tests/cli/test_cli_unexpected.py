@@ -35,3 +35,19 @@ def test_verbose_keeps_the_traceback(capsys, tmp_path):
     err = capsys.readouterr().err
     assert "Traceback" in err
     assert err.rstrip().splitlines()[-1].startswith("error: KeyError from a library:")
+
+
+def test_model_and_endpoint_together_are_refused_before_connecting(capsys):
+    argv = ["inspect", "--model", "tiny-random", "--endpoint", "http://127.0.0.1:9/v1", "--text", "Four score."]
+    assert main([*argv, "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert "error: Give the tested model either with --model or with --endpoint, not both." in err
+
+
+def test_the_recorded_endpoint_never_keeps_a_user_name():
+    from core.cli import build_parser
+    from core.cli.common import recorded_options
+
+    args = build_parser().parse_args(["inspect", "--endpoint", "http://alice@host:8000/v1/", "--text", "x"])
+    assert recorded_options(args)["endpoint"] == "http://host:8000/v1"
+    assert "model_default" not in recorded_options(args)
