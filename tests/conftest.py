@@ -10,9 +10,11 @@ for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
 # Before torch loads: passive OpenMP waits keep shared-CPU runs from slowing about tenfold.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+import re  # noqa: E402
 import shutil  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -103,38 +105,55 @@ def _private_results_store(request, tmp_path, monkeypatch):
         monkeypatch.setenv("LEAKLENS_STORE", str(path))
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that loads the bundled 135M model or starts vLLM is slow wherever it lives: `make test-fast` skips it."""
+    for item in items:
+        if {"smollm2", "vllm_endpoint"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 SHARED_FIXTURE_GROUPS = (
     ("vllm_endpoint", "vllm"),
     ("es_url", "elasticsearch"),
     ("order_tuned_model", "order-tuned-model"),
 )
-"""Session fixtures that start a server or train a model: under ``--dist loadgroup`` every test using one runs
-in one worker, so each is built once (one vLLM server, one Elasticsearch, one fine-tuned model)."""
+"""Session fixtures that start a server or train a model: every test file naming one runs in one worker."""
+MODULE_FIXTURE = re.compile(r"@pytest\.fixture\(scope=\"module\"")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the groups into the scheduler's scopes
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that loads the bundled 135M model or starts vLLM is slow wherever it lives: `make test-fast` skips it.
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``, as ``make test`` runs it: tests are shared out one by one, except that the test files
+    naming a shared fixture (``SHARED_FIXTURE_GROUPS``: one vLLM server, one Elasticsearch, one fine-tuned model)
+    go to one worker together, and each file with a module-scoped fixture of its own (a server, a trained model,
+    a batch of runs) goes to one worker whole, so each of them is built once.
 
-    A test using a shared fixture (``SHARED_FIXTURE_GROUPS``) gets that fixture's ``xdist_group``; else one using a
-    module-scoped fixture of its own module (a server, a trained model, a batch of runs) gets its module's, so the
-    fixture is built in one worker. Every other test is shared out one by one."""
-    for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        if {"smollm2", "vllm_endpoint"} & names:
-            item.add_marker(pytest.mark.slow)
-        group = next((group for fixture, group in SHARED_FIXTURE_GROUPS if fixture in names), None)
-        module = item.nodeid.split("::")[0]
-        if group is None and _uses_own_module_fixture(item, module):
-            group = module
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+    Grouping by file, read from the test sources, because pytest-xdist's own ``loadgroup`` reads the group from a
+    suffix it adds to each test id, which pytest 9 no longer keeps: it ran like ``load``."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    groups = _file_groups(PROJECT_ROOT)
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return groups.get(nodeid.split("::")[0], nodeid)
+
+    return SharedFixtureScheduling(config, log)
 
 
-def _uses_own_module_fixture(item: pytest.Item, module: str) -> bool:
-    info = getattr(item, "_fixtureinfo", None)
-    definitions = info.name2fixturedefs.values() if info is not None else ()
-    return any(d.scope == "module" and d.baseid == module for defs in definitions for d in defs)
+def _file_groups(root: Path) -> dict[str, str]:
+    """Test file (as test ids start) -> its group, for the files that share a fixture or have one of their own."""
+    groups = {}
+    for path in sorted((root / "tests").rglob("test_*.py")):
+        name = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        shared = next((g for fixture, g in SHARED_FIXTURE_GROUPS if re.search(rf"\b{fixture}\b", text)), None)
+        if shared is not None:
+            groups[name] = shared
+        elif MODULE_FIXTURE.search(text):
+            groups[name] = name
+    return groups
 
 
 @pytest.fixture(scope="session", autouse=True)
