@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,10 +210,24 @@ def one_time_line(n: int, duration: str) -> str:
 
 def fresh_lengths(lm: ScoringModel, passages: Sequence[FreshPassage]) -> tuple[int, ...]:
     """Each passage's scored token count under ``lm``, as its calibration sample will record it, from the
-    tokenizer alone: which fresh passages a passage is compared with is known before any is scored."""
+    tokenizer alone: which fresh passages a passage is compared with is known before any is scored.
+
+    Kept for the process per model and set: each passage inspected before the set is complete asks again, and
+    a served model's tokenizer is a request per passage (1,199 of them)."""
     from core.engine.scoring import encode_texts
 
-    return tuple(len(e.ids) for e in encode_texts(lm, [p.text for p in passages]))
+    key = (lm.spec, getattr(lm, "start_token_id", None), fresh_set_fingerprint(passages))
+    with _LENGTHS_LOCK:
+        known = _LENGTHS.get(key)
+    if known is None:
+        known = tuple(len(e.ids) for e in encode_texts(lm, [p.text for p in passages]))
+        with _LENGTHS_LOCK:
+            _LENGTHS[key] = known
+    return known
+
+
+_LENGTHS: dict[tuple[str, int | None, str], tuple[int, ...]] = {}
+_LENGTHS_LOCK = threading.Lock()
 
 
 def stored_fresh_calibration(

@@ -81,3 +81,25 @@ def test_unusable_runs_are_refused_with_a_reason(tmp_path):
     one_sided = _run(store, "f.jsonl", "tiny-random", [SampleRow("a", 1, {"loss": -1.0})])
     with pytest.raises(LeakLensError, match="no scored members or no scored non-members"):
         calibration_from_run(store, one_sided)
+
+
+def test_the_fresh_lengths_are_tokenized_once_per_model_and_set(tiny_lm, monkeypatch):
+    """Every passage inspected before the set is complete asks for the lengths again; a served model's tokenizer
+    would answer each with a request per fresh passage."""
+    import core.engine.scoring as scoring
+    from core.membership.calibration import fresh_lengths, load_fresh_passages
+
+    passages = load_fresh_passages()[:40]
+    calls = []
+    real = scoring.encode_texts
+
+    def counted(lm, texts, *args, **kwargs):
+        calls.append(len(texts))
+        return real(lm, texts, *args, **kwargs)
+
+    monkeypatch.setattr(scoring, "encode_texts", counted)
+    first = fresh_lengths(tiny_lm, passages)
+    assert fresh_lengths(tiny_lm, passages) == first
+    assert calls in ([40], [])  # tokenized here once (or already by an earlier test in this process)
+    assert first == tuple(len(tiny_lm.tokenizer(p.text, add_special_tokens=False)["input_ids"]) for p in passages)
+    assert len(fresh_lengths(tiny_lm, passages[:39])) == 39  # another set is its own entry
