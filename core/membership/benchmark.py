@@ -133,11 +133,13 @@ class BenchmarkResult:
         return rows
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--out`` document: dataset, model, n, per-method metrics, baseline, ensemble, samples."""
+        """The ``--out`` document: dataset, model, n, per-method metrics, baseline, ensemble, samples, and the notes
+        (a detector left out, with the reason, is in every output, not only the table)."""
         return {
             "dataset": self.dataset,
             "model": self.model,
             "n": self.n,
+            "notes": list(self.notes),
             "methods": {k: _metric_json(self.metrics.get(k)) for k in self.method_keys},
             "blind_baseline": _metric_json(self.blind_baseline),
             "ensemble": _metric_json(self.ensemble),

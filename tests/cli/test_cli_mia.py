@@ -46,6 +46,8 @@ def test_mia_prints_table_writes_json_and_reuses_store(tmp_path, capsys, tiny_lm
     assert doc["dataset"] == "booktection_sample.csv"
     assert doc["model"] == "tiny-random"
     assert doc["n"] == 12
+    # the notes under the table are in the document too
+    assert doc["notes"] == [line.removeprefix("note: ") for line in printed.splitlines() if line.startswith("note: ")]
     assert sorted(s["label"] for s in doc["samples"]).count(1) == 6
     for name in ("loss", "zlib"):
         entry = doc["methods"][name]

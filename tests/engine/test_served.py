@@ -149,6 +149,9 @@ def test_the_cli_scores_a_served_model_and_records_the_endpoint_never_the_key(vl
     document = out.read_text()
     assert API_KEY not in document
     assert API_KEY not in printed.out + printed.err
+    assert any(
+        note.startswith("Min-K%++ needs the full next-token distribution") for note in json.loads(document)["notes"]
+    )
     provenance = json.loads(document)["provenance"]
     assert provenance["models"]["model"]["endpoint"] == vllm_endpoint
     assert provenance["models"]["model"]["served_model"] == SERVED_NAME
