@@ -124,8 +124,8 @@ def connect_served_from_args(args: argparse.Namespace) -> None:
     )
     if isinstance(args.model, list):
         raise LeakLensError("Give the tested model either with --model or with --endpoint, not both.")
-    # A command taking several --model (delta) has None unless given: the served model is the one tested.
-    args.model = [served.spec] if args.model is None else served.spec
+    # A command taking several --model (delta: no single default) gets a list of one: the served model.
+    args.model = served.spec if getattr(args, "model_default", None) else [served.spec]
 
 
 def dataset_options(

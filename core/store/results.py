@@ -304,6 +304,10 @@ class ResultStore:
             raise StoreError(f"Cannot open the results store {self.path}: {self._fault(exc)}.") from exc
         try:
             row = conn.execute("SELECT value FROM store_info WHERE name = 'schema_version'").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None
+            raise StoreError(f"The results store {self.path} could not be used: {self._fault(exc)}.") from exc
         except sqlite3.DatabaseError:
             return None
         finally:

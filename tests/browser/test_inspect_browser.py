@@ -68,10 +68,15 @@ def _reanalyse(page) -> float:
 
 
 def _open_setup(page) -> None:
-    """Unfold Setup (it folds under the result once a run ends) so the inputs can be used again."""
-    if not page.get_by_label("Passage", exact=True).is_visible():
+    """Unfold Setup (it folds under the result once a run ends) so the inputs can be used again. Read from the
+    fold itself once the page has settled: a text box not drawn yet is no sign of a folded Setup, and clicking
+    then would fold it."""
+    wait_for_streamlit(page)
+    fold = page.locator(".st-key-setup details").first
+    if fold.count() and fold.get_attribute("open") is None:
         page.locator(".st-key-setup summary").first.click()
         wait_for_streamlit(page)
+    page.get_by_label("Passage", exact=True).wait_for(state="visible", timeout=60_000)
 
 
 def _type_passage(page, text: str) -> None:
