@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         "previous_stats_time_per_forward_time": round((previous_s / rows) / (forward_s / forward_tokens), 3),
         "max_abs_difference": differences,
         "identical_ranks": bool((previous[4] == current[4]).all()),
+        "rows_with_another_rank": int((previous[4] != current[4]).sum()),
+        "largest_rank_difference": int(np.abs(previous[4] - current[4]).max()),
     }
     result = {"machine": machine(), "threads": args.threads, "model": "smollm2-135m", "summary": summary}
     write_result(args.out, "distribution_stats", result)
