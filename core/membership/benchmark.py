@@ -139,7 +139,6 @@ class BenchmarkResult:
             "dataset": self.dataset,
             "model": self.model,
             "n": self.n,
-            "notes": list(self.notes),
             "methods": {k: _metric_json(self.metrics.get(k)) for k in self.method_keys},
             "blind_baseline": _metric_json(self.blind_baseline),
             "ensemble": _metric_json(self.ensemble),
@@ -147,6 +146,7 @@ class BenchmarkResult:
                 {"id": s.sample_id, "label": s.label, "scores": {k: _finite(s.scores.get(k)) for k in self.method_keys}}
                 for s in self.samples
             ],
+            "notes": list(self.notes),
         }
 
 

@@ -199,7 +199,7 @@ def test_json_document_format(tmp_path, tiny_lm, wikimia_small):
         load_model=CountingLoader(tiny_lm),
     )
     doc = json.loads(json.dumps(result.to_json(), allow_nan=False))
-    assert list(doc) == ["dataset", "model", "n", "methods", "blind_baseline", "ensemble", "samples"]
+    assert list(doc) == ["dataset", "model", "n", "methods", "blind_baseline", "ensemble", "samples", "notes"]
     assert doc["dataset"] == "wikimia_length128.parquet"
     assert doc["model"] == "tiny-random"
     assert doc["n"] == 20
