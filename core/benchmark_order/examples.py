@@ -53,7 +53,7 @@ def _parsed(template: str) -> list[tuple[str, str | None, str | None, str | None
             raise DataError(
                 f"The text template {template!r} needs named fields such as {{question}}, not {{}} or {{0}}."
             )
-        if any(mark in name for mark in ".[]") or name != name.strip():
+        if not _plain_name(name):
             raise DataError(
                 f"The text template {template!r} may hold only plain column names in braces, such as "
                 f"{{question}}: {{{name}}} is not one."
@@ -61,9 +61,9 @@ def _parsed(template: str) -> list[tuple[str, str | None, str | None, str | None
     return parsed
 
 
-def fill_template(template: str, values: dict[str, str]) -> str:
-    """``template`` with each ``{field}`` replaced by its value, literally (no formatting applied)."""
-    return "".join(literal + (values[name] if name is not None else "") for literal, name, _, _ in _parsed(template))
+def _filled(parsed: list[tuple[str, str | None, str | None, str | None]], values: dict[str, str]) -> str:
+    """A parsed template with each ``{field}`` replaced by its value, literally (no formatting applied)."""
+    return "".join(literal + (values[name] if name is not None else "") for literal, name, _, _ in parsed)
 
 
 def default_template(columns: list[str]) -> str:
@@ -123,6 +123,7 @@ def render_examples(table: Table, template: str | None = None) -> BenchmarkExamp
     """The table's rows rendered through ``template`` (default: ``default_template``)."""
     chosen = template if template and template.strip() else default_template(table.columns)
     fields = template_fields(chosen)
+    parsed = _parsed(chosen)  # once, not per row
     table.require_columns(*fields)
     texts: list[str] = []
     rows: list[dict[str, Any]] = []
@@ -133,7 +134,7 @@ def render_examples(table: Table, template: str | None = None) -> BenchmarkExamp
         if missing:
             skipped.append(table.skip(index, f"no value for {', '.join(missing)}"))
             continue
-        texts.append(fill_template(chosen, {k: v for k, v in values.items() if v is not None}) + SEPARATOR)
+        texts.append(_filled(parsed, {k: v for k, v in values.items() if v is not None}) + SEPARATOR)
         rows.append(row)
     return BenchmarkExamples(
         name=display_name(table.source),

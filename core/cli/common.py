@@ -102,7 +102,7 @@ def connect_served_from_args(args: argparse.Namespace) -> None:
         if getattr(args, "model", "") is None and getattr(args, "model_default", None):
             args.model = args.model_default
         return
-    if getattr(args, "model_default", None) and args.model is not None:
+    if args.model is not None:  # None unless given, for one --model or several (delta)
         raise LeakLensError("Give the tested model either with --model or with --endpoint, not both.")
     from core.engine.served import Endpoint, connect
 
@@ -122,8 +122,6 @@ def connect_served_from_args(args: argparse.Namespace) -> None:
         "endpoint, the served name, the server version and the model id it reports)",
         file=sys.stderr,
     )
-    if isinstance(args.model, list):
-        raise LeakLensError("Give the tested model either with --model or with --endpoint, not both.")
     # A command taking several --model (delta: no single default) gets a list of one: the served model.
     args.model = served.spec if getattr(args, "model_default", None) else [served.spec]
 
