@@ -273,6 +273,8 @@ class ResultStore:
                 f"{self.path} could not be used as a results store: it is not an SQLite database; {advice}."
             )
         version = self._stored_schema_version()
+        if version == "":
+            return
         if version is None:
             raise StoreError(
                 f"{self.path} could not be used as a results store: it is an SQLite database but not a LeakLens "
@@ -296,13 +298,17 @@ class ResultStore:
             )
 
     def _stored_schema_version(self) -> str | None:
-        """The store marker's schema version through a read-only connection; None when there is no marker."""
+        """The store marker's schema version through a read-only connection; None when there is no marker, ''
+        for a database with no tables at all (a store another process is creating: its schema and marker are
+        written in one transaction, so a reader sees either nothing or both)."""
         uri = f"{self.path.resolve().as_uri()}?mode=ro"
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=self.timeout_s)
         except sqlite3.Error as exc:
             raise StoreError(f"Cannot open the results store {self.path}: {self._fault(exc)}.") from exc
         try:
+            if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                return ""  # an empty database: another process has just created it and is writing its schema
             row = conn.execute("SELECT value FROM store_info WHERE name = 'schema_version'").fetchone()
         except sqlite3.OperationalError as exc:
             if "no such table" in str(exc):

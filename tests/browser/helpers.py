@@ -186,11 +186,22 @@ def choose_option(page: Page, label: str, option: str) -> None:
     wait_for_streamlit(page)
 
 
+def switch_present(page: Page, on: bool, timeout_ms: float = 60_000) -> None:
+    """Click the Present switch and wait until the rerun it starts has written the URL and finished.
+
+    The rerun starts asynchronously: on a busy machine the page can still look idle, with the old URL, for
+    longer than ``wait_for_streamlit``'s settle time, so the URL's change is what is waited for first.
+    """
+    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
+    wanted = "true" if on else "false"
+    page.wait_for_function(f"() => location.search.includes('present=1') === {wanted}", timeout=timeout_ms)
+    wait_for_streamlit(page)
+
+
 def present_view(page: Page, screenshot: str) -> None:
     """Switch Present on and check what an audience sees: the URL says so, the verdict is still in view and no
     input widget is visible; then save the screenshot."""
-    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
-    wait_for_streamlit(page)
+    switch_present(page, on=True)
     assert "present=1" in page.url
     assert_verdict_in_viewport(page)
     assert visible_inputs(page) == []

@@ -14,7 +14,9 @@ NAV = '[data-testid="stSidebarNav"]'
 
 def test_home_page_shows_model_and_page_cards(app_url, browser_page, screenshot_dir):
     open_page(browser_page, app_url)
-    body = browser_page.locator('[data-testid="stMain"]').inner_text()
+    main = browser_page.locator('[data-testid="stMain"]')
+    main.get_by_text("Inspect a passage").first.wait_for(timeout=60_000)  # the cards' links can draw last
+    body = main.inner_text()
     assert "Has this language model seen this text before?" in body
     assert "tiny-random" in body
     assert "CPU" in body or "CUDA" in body

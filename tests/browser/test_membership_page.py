@@ -11,11 +11,11 @@ import re
 import pytest
 
 from tests.browser.helpers import (
-    PRESENT_SWITCH,
     assert_verdict_in_viewport,
     choose_option,
     exception_texts,
     open_page,
+    switch_present,
     visible_inputs,
     wait_for_streamlit,
     wait_until_partly_done,
@@ -83,8 +83,7 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
     assert_verdict_in_viewport(page)
     page.screenshot(path=str(screenshot_dir / "membership_tour_1440x900.png"))
 
-    page.locator(PRESENT_SWITCH).get_by_text("Present").click()  # the switch, with the result on the page
-    wait_for_streamlit(page)
+    switch_present(page, on=True)  # the switch, with the result on the page
     assert "present=1" in page.url
     assert_verdict_in_viewport(page)
     assert visible_inputs(page) == []
@@ -92,7 +91,6 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
 
     open_page(page, f"{app_url}/Membership_benchmark?present=1")  # a shared link opens the same way
     assert visible_inputs(page) == []
-    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
-    wait_for_streamlit(page)
+    switch_present(page, on=False)
     assert "present" not in page.url
     assert "Run benchmark" in visible_inputs(page)

@@ -20,11 +20,11 @@ from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.store.results import ResultStore
 from tests.browser.helpers import (
-    PRESENT_SWITCH,
     assert_verdict_in_viewport,
     exception_texts,
     full_page_screenshot,
     open_page,
+    switch_present,
     visible_inputs,
     wait_for_charts,
     wait_for_streamlit,
@@ -114,8 +114,7 @@ def test_tour_step_opens_on_the_most_recent_run_with_its_verdict_in_view(results
     assert sum("Membership benchmark · wikimia" in t for t in texts) == 1
     full_page_screenshot(page, str(screenshot_dir / "results_full_1440.png"))
 
-    page.locator(PRESENT_SWITCH).get_by_text("Present").click()
-    wait_for_streamlit(page)
+    switch_present(page, on=True)
     assert "present=1" in page.url
     assert_verdict_in_viewport(page)
     assert visible_inputs(page) == []

@@ -92,3 +92,15 @@ def test_a_new_path_an_empty_sqlite_file_and_our_own_store_are_used(tmp_path):
     assert ResultStore(tmp_path / "empty.sqlite").list_runs() == []
     again = ResultStore(tmp_path / "new.sqlite")  # a second opening reads the marker the first one wrote
     assert again.list_runs() == []
+
+
+def test_a_store_another_process_is_still_creating_is_not_refused(tmp_path):
+    """Between a first writer's switch to WAL (the file now has an SQLite header) and its schema transaction's
+    commit, a second process sees a database with no tables at all: that is a store being created, not a
+    foreign file, so the second process waits for it instead of refusing it."""
+    path = tmp_path / "results.sqlite"
+    creator = sqlite3.connect(path, isolation_level=None)
+    creator.execute("PRAGMA journal_mode = WAL")
+    assert path.read_bytes()[:16] == b"SQLite format 3\x00"
+    assert ResultStore(path).list_runs() == []
+    creator.close()
