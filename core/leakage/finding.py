@@ -13,6 +13,10 @@ claims to the membership tests. Rules per model, in order (Δ², against the bas
   like the reference set), not a sign the fine-tuning data held the benchmark: fine-tuning on half of
   HumanEval raised the untrained half's loss by +0.048 and the built-in reference set's by +0.206, and Δ²
   read −0.159 (95% CI −0.247 to −0.080). A ``ModelDelta`` without the loss changes skips this rule;
+- on Δ (no base model), an interval below 0 while at least half the reference problems are flagged for
+  solution length (more than 30% longer or shorter than their benchmark pair) -> ``confounded``: per-token
+  loss depends on a solution's length, so the gap can come from length alone (a random-weight model read
+  "weak evidence" on such a set);
 - the 95% interval lies below 0 -> graded by its upper end: <= −0.3 ``strong``, <= −0.1 ``moderate``, else
   ``weak``;
 - its lower end lies above −``NONE_MARGIN`` -> ``none``: the data rule out the benchmark being easier by a
@@ -27,7 +31,7 @@ explanation on top, as a blind baseline's confound leads the membership verdict.
 
 from __future__ import annotations
 
-from core.leakage.delta import LeakageReport, LossChange, ModelDelta
+from core.leakage.delta import LENGTH_TOLERANCE, LeakageReport, LossChange, ModelDelta
 from core.stats.finding import EXPOSURE_LEVELS, Finding, Level, count, interval, texts_needed
 
 STRONG_UPPER = -0.3
@@ -114,6 +118,9 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
                 f"{s.n_test} + {s.n_ref} problems"
             )
             return _style_shift(report, row, test, ref, evidence, (*caveats, STYLE_SHIFT), numbers)
+        mismatched = _length_mismatched(report)
+        if name == "Δ" and mismatched * 2 >= s.n_ref:
+            return _length_confound(report, row, mismatched, evidence, caveats, numbers)
         level: Level = "strong" if hi <= STRONG_UPPER else "moderate" if hi <= MODERATE_UPPER else "weak"
         return Finding(
             level, f"{level.capitalize()} evidence that {subject}: {meaning}.", tuple(evidence), tuple(caveats), numbers
@@ -140,6 +147,30 @@ def model_finding(report: LeakageReport, row: ModelDelta) -> Finding:
         tuple(caveats),
         numbers,
     )
+
+
+def _length_mismatched(report: LeakageReport) -> int:
+    """How many reference problems were flagged because their solution's length is far from their pair's."""
+    return sum(1 for f in report.flagged if f.length_ratio is not None and abs(f.length_ratio - 1.0) > LENGTH_TOLERANCE)
+
+
+def _length_confound(
+    report: LeakageReport,
+    row: ModelDelta,
+    mismatched: int,
+    evidence: list[str],
+    caveats: list[str],
+    numbers: str,
+) -> Finding:
+    """``confounded``: Δ fell, but at least half the reference solutions are far longer or shorter than their
+    benchmark pairs. Per-token loss falls along a solution (later tokens are easier to predict), so sets of
+    different lengths differ in loss for that reason alone: even a model with random weights reads "easier"."""
+    headline = (
+        f"Not a fair test: {mismatched} of {row.stats.n_ref} reference solutions are more than "
+        f"{LENGTH_TOLERANCE:.0%} longer or shorter than their {report.test_name} pairs, so the loss gap can come "
+        "from length alone; use a reference set whose solutions match the benchmark's in length."
+    )
+    return Finding("confounded", headline, tuple(evidence), tuple(caveats), numbers)
 
 
 def _moved(change: LossChange | None, value: float) -> str:

@@ -14,7 +14,8 @@ from core.viz.report import MIXED_TITLE, ReportSection, render_report
 
 
 def find_stored_runs(store: ResultStore, run_ids: Sequence[str]) -> list[RunInfo]:
-    """The stored runs with these ids (a unique prefix is enough), in the order given; unknown ids are an error."""
+    """The stored runs with these ids (a unique prefix is enough), in the order given, each once; unknown ids are
+    an error."""
     runs = store.list_runs()
     chosen = []
     for wanted in run_ids:
@@ -26,7 +27,8 @@ def find_stored_runs(store: ResultStore, run_ids: Sequence[str]) -> list[RunInfo
             )
         if len(matches) > 1:
             raise LeakLensError(f"The id '{wanted}' matches {len(matches)} stored runs; give more of it.")
-        chosen.append(matches[0])
+        if matches[0] not in chosen:  # the same run named twice (its id and a prefix) is reported once
+            chosen.append(matches[0])
     return chosen
 
 

@@ -95,6 +95,16 @@ def test_report_of_an_mcq_run_alone_matches_the_in_memory_section(stored, tmp_pa
     assert "AUROC" not in html[html.index("<body>") :]
 
 
+def test_a_run_named_twice_is_reported_once(stored, tmp_path, capsys):
+    """Its id and a prefix of it name one run: one section, not "a report of 2 runs" comparing it with itself."""
+    run_id = stored["membership"].run_id
+    code, html = _report(stored, tmp_path, run_id, run_id[:10])
+    assert code == 0, capsys.readouterr().err
+    assert "wrote the report of 1 run(s)" in capsys.readouterr().out
+    body = html[html.index("<body>") :]
+    assert body.count('<div class="leaklens-finding"') == 1
+
+
 def test_report_errors_name_the_problem(stored, tmp_path, capsys):
     code, html = _report(stored, tmp_path, "no-such-run")
     err = capsys.readouterr().err

@@ -15,6 +15,7 @@ from core.data.problems import CodeProblem, ProblemSet
 from core.engine.models import wrap_model
 from core.leakage.delta import (
     DeltaStats,
+    FlaggedProblem,
     LeakageReport,
     LossChange,
     ModelDelta,
@@ -103,6 +104,32 @@ def test_only_an_exposure_level_from_delta2_can_become_confounded():
     four = DeltaStats(1.3, 1.5, -0.2, (-0.3, -0.1), 0.1, "mann-whitney u", 4, 4)
     too_few = ModelDelta("sft", "base", four, _stats(1.2, 1.2), DELTA2_CI, rose, REF_RISE)
     assert model_finding(_report(), too_few).level == "inconclusive"
+
+
+def _length_flags(count: int) -> tuple[FlaggedProblem, ...]:
+    return tuple(FlaggedProblem(f"r/{i}", ("solution length 160% of the test solution's",), 1.6) for i in range(count))
+
+
+@pytest.mark.parametrize(("flagged", "level"), [(N, "confounded"), (N // 2, "confounded"), (N // 2 - 1, "weak")])
+def test_a_delta_against_reference_solutions_of_another_length_is_confounded(flagged, level):
+    """Per-token loss falls along a solution, so a reference set of far longer or shorter solutions differs in
+    loss for that reason alone: at least half of it flagged for length makes a Δ below zero ``confounded``."""
+    plain = ModelDelta("random", None, _stats(1.30, 1.35, (-0.09, -0.01)))
+    report = LeakageReport("HumanEval", "ref.jsonl", True, (plain,), (), _length_flags(flagged))
+    finding = model_finding(report, plain)
+    assert finding.level == level
+    if level == "confounded":
+        assert finding.headline == (
+            f"Not a fair test: {flagged} of {N} reference solutions are more than 30% longer or shorter than their "
+            "HumanEval pairs, so the loss gap can come from length alone; use a reference set whose solutions "
+            "match the benchmark's in length."
+        )
+
+
+def test_flags_for_low_delta_alone_do_not_make_a_delta_confounded():
+    plain = ModelDelta("random", None, _stats(1.30, 1.35, (-0.09, -0.01)))
+    low = tuple(FlaggedProblem(f"r/{i}", ("90% of models have per-problem Δ < -0.2",), None, 0.9) for i in range(N))
+    assert model_finding(LeakageReport("HumanEval", "ref.jsonl", True, (plain,), (), low), plain).level == "weak"
 
 
 @pytest.mark.parametrize(

@@ -45,10 +45,10 @@ def test_inspect_scores_a_passage_on_the_served_model_without_min_k_plus_plus(mo
     from core.membership.calibration import FRESH_PASSAGES_ENV, FRESH_PASSAGES_PATH
 
     monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "results.sqlite"))
-    # Forty of the fresh passages (a set of one's own, as $LEAKLENS_FRESH_PASSAGES allows): scoring all 606
+    # Twelve of the fresh passages (a set of one's own, as $LEAKLENS_FRESH_PASSAGES allows): scoring all 606
     # through a CPU server would take this test several minutes without telling it anything more.
     few = tmp_path / "fresh.jsonl"
-    few.write_text("".join(FRESH_PASSAGES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:40]))
+    few.write_text("".join(FRESH_PASSAGES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:12]))
     monkeypatch.setenv(FRESH_PASSAGES_ENV, str(few))
     served = connect(Endpoint(vllm_endpoint, api_key_env=KEY_VAR))
     monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", served.spec)
