@@ -184,6 +184,7 @@ def run_index(args: argparse.Namespace) -> int:
         {
             "index": _info_json(info),
             "rows": dict(result.n_rows),
+            "reused": result.reused,
             "skipped_lines": skipped,
             "provenance": command_provenance(args, "overlap index", uses_model=False),
         },
@@ -194,6 +195,12 @@ def run_index(args: argparse.Namespace) -> int:
     if args.json:
         return 0
     print(f"index {info.name} ({info.backend}, {info.index_type}): {info.n_docs} documents, {_size(info.size_bytes)}")
+    if result.reused:
+        print(
+            f"  already built from these unchanged training sets, so it was kept as it is (pass --overwrite to "
+            f"build it again): {', '.join(f'{d} {n} documents' for d, n in info.datasets.items())}"
+        )
+        return 0
     for dataset, count in info.datasets.items():
         print(f"  {dataset}: {count} documents from {result.n_rows.get(dataset, 0)} rows")
     return 0

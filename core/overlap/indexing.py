@@ -23,6 +23,9 @@ class BuildResult:
     skipped: dict[str, list[SkippedRow]] = field(default_factory=dict)
     """Per training set, the rows or lines left out and why."""
     n_rows: dict[str, int] = field(default_factory=dict)
+    reused: bool = False
+    """True when an index of this name already held exactly these training sets, built the same way, and was
+    kept instead of built again (a dashboard and a command line may both build the tour's index)."""
 
 
 def build_index(
@@ -47,9 +50,14 @@ def build_index(
         raise DataError("Two training sets have the same name; give them distinct names.")
     # Recorded before reading, checked after: decontamination trusts these row numbers only for this file.
     sources = [fingerprinted(s) for s in sources]
-    dims = None
     if index_type == "vector":
         model = model or DEFAULT_EMBEDDING_MODEL
+    if not overwrite:
+        same = _same_index(backend, name, sources, index_type, ngram_size, model)
+        if same is not None:
+            return BuildResult(info=same, reused=True)
+    dims = None
+    if index_type == "vector":
         embedder = load_embedder(model)
         dims = (getattr(embedder, "get_embedding_dimension", None) or embedder.get_sentence_embedding_dimension)()
     writer = backend.create(
@@ -91,6 +99,30 @@ def build_index(
         skipped={r.source.name: r.skipped for r in readers},
         n_rows={r.source.name: r.n_rows for r in readers},
     )
+
+
+def _same_index(
+    backend: OverlapBackend,
+    name: str,
+    sources: Sequence[TrainingSource],
+    index_type: str,
+    ngram_size: int,
+    model: str | None,
+) -> IndexInfo | None:
+    """The existing complete index ``name`` when it holds exactly ``sources`` (same files by fingerprint, same
+    fields) built the same way; None when there is none or it differs (then creating it says it exists)."""
+    if name not in {info.name for info in backend.list()}:
+        return None
+    info = backend.info(name)
+    built_the_same = (
+        info.complete
+        and info.unreadable is None
+        and info.index_type == index_type
+        and (index_type != "text" or info.ngram_size == ngram_size)
+        and (index_type != "vector" or info.model == model)
+        and info.sources == [s.to_dict() for s in sources]
+    )
+    return info if built_the_same else None
 
 
 def _flush(writer, batch: list[Document], index_type: str, model: str | None) -> None:

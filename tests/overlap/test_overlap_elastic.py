@@ -49,10 +49,13 @@ def test_index_info_list_and_delete(elastic, embedded, corpus, index_name):
     assert info.n_docs == 235
     assert info.size_bytes > 0
     assert [s["name"] for s in info.sources] == ["train_plain", "train_chat"]
-    build_index(elastic, index_name, [TrainingSource(str(corpus.plain_path))])
+    built = build_index(elastic, index_name, [TrainingSource(str(corpus.plain_path))])
     assert index_name in [i.name for i in elastic.list()]
+    again = build_index(elastic, index_name, [TrainingSource(str(corpus.plain_path))])  # same file, same settings
+    assert again.reused and not built.reused
+    assert again.info.n_docs == built.info.n_docs
     with pytest.raises(DataError, match="already exists"):
-        build_index(elastic, index_name, [TrainingSource(str(corpus.plain_path))])
+        build_index(elastic, index_name, [TrainingSource(str(corpus.plain_path))], ngram_size=5)
     elastic.delete(index_name)
     assert index_name not in [i.name for i in elastic.list()]
     with pytest.raises(DataError, match=f"No elasticsearch index named '{index_name}'"):

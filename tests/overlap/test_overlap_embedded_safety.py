@@ -51,3 +51,28 @@ def test_a_build_killed_mid_way_keeps_the_old_index_and_is_cleared_by_the_next(t
     build_index(backend, "train", [TrainingSource(str(big))], overwrite=True)
     assert backend.info("train").n_docs == 2500
     assert sorted(p.name for p in root.iterdir()) == ["train"]  # the abandoned build folder is gone
+
+
+def test_indexing_the_same_unchanged_files_again_keeps_the_index_and_says_so(tmp_path, capsys):
+    """The README's `overlap index --name demo` after the dashboard built the same index: kept, not an error;
+    a changed file or other settings under the same name still ask for --overwrite."""
+    from core.cli import main
+
+    corpus = tmp_path / "train.jsonl"
+    corpus.write_text("".join(json.dumps({"text": f"document number {i} " * 6}) + "\n" for i in range(30)))
+    argv = ["overlap", "index", "--name", "demo", "--dataset", str(corpus), "--index-dir", str(tmp_path / "ix")]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    assert "30 documents" in first and "already built" not in first
+    folder = tmp_path / "ix" / "demo"
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir())
+    assert main(argv) == 0
+    again = capsys.readouterr().out
+    assert "already built from these unchanged training sets, so it was kept as it is" in again
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir()) == before
+    assert main([*argv, "--ngram-size", "5"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    with corpus.open("a") as handle:
+        handle.write(json.dumps({"text": "one more document " * 6}) + "\n")
+    assert main(argv) == 2
+    assert "already exists" in capsys.readouterr().err
