@@ -10,6 +10,7 @@ import io
 import logging
 import sys
 import traceback
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import NoReturn
@@ -42,6 +43,42 @@ def _silenced(quiet: bool) -> Iterator[None]:
     sink = _Discard()
     with redirect_stdout(sink), redirect_stderr(sink):
         yield
+
+
+TRUNCATIONS_SHOWN = 3
+"""How many passages a truncation summary names before it says how many more."""
+
+
+@contextmanager
+def _truncations_in_one_line() -> Iterator[None]:
+    """A passage longer than the model's context is cut, with a warning per passage; on a model (or server) with
+    a small context that is one line per passage. They are gathered and said once, at the end, in one line."""
+    from core.engine.scoring import TruncationWarning
+
+    caught: list[str] = []
+    show = warnings.showwarning
+
+    def gather(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+        if issubclass(category, TruncationWarning):
+            caught.append(str(message))
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = gather
+    try:
+        yield
+    finally:
+        warnings.showwarning = show
+        if len(caught) == 1:
+            print(f"warning: {caught[0]}", file=sys.stderr)
+        elif caught:
+            named = " ".join(caught[:TRUNCATIONS_SHOWN])
+            more = len(caught) - TRUNCATIONS_SHOWN
+            rest = f" (and {more} more passages cut the same way)" if more > 0 else ""
+            print(
+                f"warning: {len(caught)} passages were longer than the model's context and were cut: {named}{rest}",
+                file=sys.stderr,
+            )
 
 
 class _Discard(io.TextIOBase):
@@ -82,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         connect_served_from_args(args)
         with distributed_command(args) as ranks:
             rank = ranks.rank if ranks is not None else 0
-            with _silenced(rank != 0):
+            with _silenced(rank != 0), _truncations_in_one_line():
                 return int(args.func(args) or 0)
     except LeakLensError as exc:
         if rank == 0:
