@@ -200,8 +200,7 @@ def load_model(
     if spec == TINY_RANDOM:
         tokenizer, model = _tiny_random()
     elif spec in BUNDLED_MODELS:
-        directory = ensure_bundled_converted(BUNDLED_MODELS[spec])
-        tokenizer, model = _from_pretrained(str(directory), dt, trust_remote_code, spec, device_map=placement)
+        tokenizer, model = _load_bundled(BUNDLED_MODELS[spec], dt, trust_remote_code, spec, placement)
     else:
         tokenizer, model = _from_local_or_hub(spec, dt, trust_remote_code, revision, placement)
     start = token_id_of(tokenizer, choose_start_token(tokenizer, spec, start_token), spec)
@@ -440,6 +439,35 @@ def _shorten(text: str, limit: int = 400) -> str:
     return text[:limit].rsplit(" ", 1)[0] + " …"
 
 
+def _load_bundled(bundled: BundledModel, dtype: torch.dtype, trust_remote_code: bool, spec: str, placement):
+    """The bundled model from its cached checkpoint; a cached copy whose files no longer load (a file replaced
+    or cut short) is our own derived data, so it is discarded and rebuilt from the package once."""
+    directory = ensure_bundled_converted(bundled)
+    try:
+        return _from_pretrained(str(directory), dtype, trust_remote_code, spec, device_map=placement)
+    except Exception as exc:  # any damaged file: a tokenizer's KeyError, a weights file's SafetensorError
+        log.warning(
+            "The cached copy of %s in %s could not be loaded (%s); rebuilding it from the package.",
+            bundled.name,
+            directory,
+            _shorten(" ".join(str(exc).split()), 200),
+        )
+    discard_cached_folder(directory)
+    directory = ensure_bundled_converted(bundled)
+    return _from_pretrained(str(directory), dtype, trust_remote_code, spec, device_map=placement)
+
+
+def discard_cached_folder(folder: Path) -> None:
+    """Remove a cached folder so the next use rebuilds it: moved aside first (one rename), so no process ever
+    sees it half deleted, then deleted."""
+    aside = folder.with_name(f".{folder.name}-discarded-{os.getpid()}")
+    try:
+        os.replace(folder, aside)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def ensure_bundled_converted(bundled: BundledModel) -> Path:
     """Dequantise the bundled GGUF once and cache it as a normal safetensors checkpoint.
 
@@ -488,11 +516,13 @@ def ensure_bundled_converted(bundled: BundledModel) -> Path:
 def bundled_tokenizer() -> PreTrainedTokenizerBase:
     """The SmolLM2 tokenizer alone (used by the tiny random test model)."""
     target = cache_subdir("models") / "smollm2-135m-tokenizer"
-    if (target / _COMPLETE_MARKER).exists():
-        return AutoTokenizer.from_pretrained(str(target))
-    full = cache_subdir("models") / "smollm2-135m"
-    if (full / _COMPLETE_MARKER).exists():
-        return AutoTokenizer.from_pretrained(str(full))
+    for cached in (target, cache_subdir("models") / "smollm2-135m"):
+        if (cached / _COMPLETE_MARKER).exists():
+            try:
+                return AutoTokenizer.from_pretrained(str(cached))
+            except Exception as exc:  # a damaged cached file: rebuilt below from the package
+                log.warning("The cached tokenizer in %s could not be loaded (%s); rebuilding it.", cached, exc)
+                discard_cached_folder(cached)
     bundled = BUNDLED_MODELS["smollm2-135m"]
     spec = importlib.util.find_spec(bundled.package)
     if spec is None or spec.origin is None:
