@@ -340,6 +340,8 @@ def plan_outputs(args: argparse.Namespace) -> OutputPlan:
     # scores) and the cache (converted models, tokenizers, indexes).
     plan.add_input("LeakLens assets folder", PROJECT_ROOT / "assets", folder=True)
     plan.add_input("LeakLens cache folder", cache_root(), folder=True)
+    for role, path, folder in implicit_inputs():
+        plan.add_input(role, path, folder=folder)
     for flag, role in _SOURCE_FLAGS:
         for source in _values(getattr(args, flag, None)):
             if source == "-":
@@ -374,6 +376,28 @@ def plan_outputs(args: argparse.Namespace) -> OutputPlan:
     if getattr(args, "output_dir", None):
         plan.claim_folder(args.output_dir, "--output-dir folder")
     return plan
+
+
+def implicit_inputs() -> list[tuple[str, Path, bool]]:
+    """What commands read without a flag naming it, besides the assets and LeakLens's cache: the Hugging Face
+    caches models and datasets load from, and a fresh-passage set named by its environment variable."""
+    from huggingface_hub import constants as hub
+
+    from core.membership.calibration import FRESH_PASSAGES_ENV
+
+    found = [
+        ("Hugging Face cache", Path(hub.HF_HOME), True),
+        ("Hugging Face hub cache", Path(hub.HF_HUB_CACHE), True),
+    ]
+    try:
+        from datasets import config as datasets_config
+
+        found.append(("Hugging Face datasets cache", Path(datasets_config.HF_DATASETS_CACHE), True))
+    except ImportError:
+        pass
+    if os.environ.get(FRESH_PASSAGES_ENV):
+        found.append((f"fresh passages (${FRESH_PASSAGES_ENV})", Path(os.environ[FRESH_PASSAGES_ENV]), False))
+    return [(role, path.expanduser(), folder) for role, path, folder in found]
 
 
 def _values(value: Any) -> list[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from huggingface_hub import constants as hub_constants
 
 from core.cli import main
 from core.config import PROJECT_ROOT
@@ -403,6 +404,12 @@ IMPLICIT_READS = [
         ("--endpoint", "http://127.0.0.1:9/v1", "--tokenizer", "{d}/tok"),
         "is inside the tokenizer folder",
     ),
+    ImplicitRead(
+        "a file of the Hugging Face hub cache",
+        lambda d: str(Path(hub_constants.HF_HUB_CACHE) / "models--none" / "config.json"),
+        (),
+        "is inside the Hugging Face",
+    ),
     ImplicitRead("/dev/stdout", lambda d: "/dev/stdout", (), "is a device or a process's own stream"),
     ImplicitRead("an empty name", lambda d: "", (), "is an empty path"),
     ImplicitRead("-", lambda d: "-", (), "would be a file named '-'"),
@@ -426,6 +433,18 @@ def test_a_file_read_without_a_flag_or_a_name_that_is_no_file_is_refused(case: I
         assert hashlib.sha256(existing.read_bytes()).hexdigest() == before
     assert _digests(tmp_path) == folder_before
     assert not (tmp_path / "newdir").exists()
+
+
+def test_the_fresh_passages_named_by_their_environment_variable_are_an_input(tmp_path, capsys, monkeypatch):
+    from core.membership.calibration import FRESH_PASSAGES_ENV, FRESH_PASSAGES_PATH
+
+    own = tmp_path / "fresh.jsonl"
+    own.write_bytes(FRESH_PASSAGES_PATH.read_bytes()[:4000].rsplit(b"\n", 1)[0] + b"\n")
+    before = own.read_bytes()
+    monkeypatch.setenv(FRESH_PASSAGES_ENV, str(own))
+    assert main(["inspect", "--text", "Four score and seven years ago.", "--out", str(own)]) == 2
+    assert "LEAKLENS_FRESH_PASSAGES" in _one_error_line(capsys.readouterr().err)
+    assert own.read_bytes() == before
 
 
 def test_the_file_this_commands_output_is_redirected_to_is_refused(tmp_path):
