@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,6 +52,9 @@ PROBE_TEXT = "LeakLens checks the tokenizer: naïve café, 1,234 tokens — «qu
 
 class ServedModelError(ModelLoadError):
     """The server cannot be used as asked: unreachable, refusing the key, missing a feature, ..."""
+
+    status: int | None = None
+    """The HTTP status the server answered with, when it answered one (404: no such endpoint)."""
 
 
 class ServerFault(ServedModelError):
@@ -139,17 +143,7 @@ class ServedModel:
         if self._tokenizer is not None:
             enc = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
             return list(enc["input_ids"]), [(int(s), int(e)) for s, e in enc["offset_mapping"]]
-        data = self.post(
-            "tokenize",
-            {"model": self.name, "prompt": text, "add_special_tokens": False, "return_token_strs": True},
-            root=True,
-        )
-        if "tokens" not in data:
-            raise ServedModelError(
-                f"The server at {self.base_url} answered /tokenize without token ids; name the model's tokenizer "
-                "with --tokenizer."
-            )
-        ids = answers.token_ids(data["tokens"], "/tokenize's tokens", self.base_url)
+        data, ids = server_tokens(self, text, add_special_tokens=False, return_token_strs=True)
         offsets = token_offsets(text, [str(t) for t in data.get("token_strs") or []])
         if offsets is None or len(offsets) != len(ids):
             raise ServedModelError(
@@ -351,7 +345,9 @@ def request_json(
             raise ServedModelError(f"The server at {shown} refused the request ({response.status_code}): {hint}.")
         if response.status_code >= 400:
             kind = ServerFault if response.status_code >= 500 else ServedModelError
-            raise kind(f"The server at {shown} answered {response.status_code}: {_error_text(payload)}")
+            refused = kind(f"The server at {shown} answered {response.status_code}: {_error_text(payload)}")
+            refused.status = response.status_code
+            raise refused
         try:
             data = json.loads(payload)
         except ValueError:
@@ -514,18 +510,53 @@ def _server_version(session: Any, base: str, endpoint: Endpoint) -> str | None:
 def _local_tokenizer(spec: str) -> Any:
     from transformers import AutoTokenizer
 
+    looks_like_a_path = spec.startswith((".", "/", "~")) or spec.count("/") > 1  # a hub id is "owner/name"
+    if looks_like_a_path and not Path(spec).expanduser().is_dir():
+        raise ServedModelError(
+            f"The tokenizer folder {spec} (--tokenizer) does not exist; give the folder that holds the served "
+            "model's tokenizer files."
+        )
     try:
         return AutoTokenizer.from_pretrained(spec, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ServedModelError(f"Cannot load the tokenizer '{spec}' (--tokenizer) from this machine: {exc}") from None
 
 
+TOKENIZER_ADVICE = "name the model's tokenizer with --tokenizer (a local folder or a cached hub id)"
+
+
+def server_tokens(
+    model: ServedModel, text: str, *, add_special_tokens: bool, return_token_strs: bool = False
+) -> tuple[dict[str, Any], list[int]]:
+    """(the answer, its token ids) of the server's ``/tokenize`` for ``text``, checked: a server without the
+    endpoint, or whose answer holds no list of token ids, is one line that points to ``--tokenizer`` (never to
+    ``--start-token``, which cannot help when the server's tokens cannot be read at all)."""
+    body: dict[str, Any] = {"model": model.name, "prompt": text, "add_special_tokens": add_special_tokens}
+    if return_token_strs:
+        body["return_token_strs"] = True
+    try:
+        data = model.post("tokenize", body, root=True)
+    except ServerFault:
+        raise
+    except ServedModelError as exc:
+        if exc.status in (404, 405):
+            raise ServedModelError(
+                f"The server at {model.base_url} has no /tokenize endpoint ({exc.status}), so LeakLens cannot split "
+                f"text as the served model does; {TOKENIZER_ADVICE}."
+            ) from None
+        raise
+    try:
+        ids = answers.token_ids(data.get("tokens"), "/tokenize's tokens", model.base_url)
+    except answers.ServedAnswerError as exc:
+        raise answers.ServedAnswerError(f"{str(exc).rstrip('.')}; {TOKENIZER_ADVICE}.") from None
+    return data, ids
+
+
 def _single_id(model: ServedModel, token: str) -> int | None:
     if model._tokenizer is not None:
         ids = model._tokenizer(token, add_special_tokens=False)["input_ids"]
     else:
-        data = model.post("tokenize", {"model": model.name, "prompt": token, "add_special_tokens": False}, root=True)
-        ids = data.get("tokens") or []
+        ids = server_tokens(model, token, add_special_tokens=False)[1]
     return int(ids[0]) if len(ids) == 1 else None
 
 
@@ -542,8 +573,7 @@ def _start_token(model: ServedModel, override: str | None) -> tuple[int, str]:
         if bos and not is_chat_role_token(bos):
             return int(model._tokenizer.bos_token_id), str(bos)
     else:
-        data = model.post("tokenize", {"model": model.name, "prompt": "", "add_special_tokens": True}, root=True)
-        added = data.get("tokens") or []
+        added = server_tokens(model, "", add_special_tokens=True)[1]
         if len(added) == 1:
             shown = model.post("detokenize", {"model": model.name, "tokens": added}, root=True).get("prompt")
             if shown and not is_chat_role_token(str(shown)):
@@ -557,13 +587,13 @@ def _start_token(model: ServedModel, override: str | None) -> tuple[int, str]:
 def _check_tokenizers_agree(model: ServedModel) -> None:
     """A local tokenizer must split text exactly as the server does, or scores would be of other tokens."""
     try:
-        data = model.post(
-            "tokenize", {"model": model.name, "prompt": PROBE_TEXT, "add_special_tokens": False}, root=True
-        )
-    except ServedModelError:
+        served = server_tokens(model, PROBE_TEXT, add_special_tokens=False)[1]
+    except ServerFault:
+        raise
+    except (ServedModelError, answers.ServedAnswerError):
         return  # the server cannot tokenize: the local tokenizer is all there is
     local = list(model._tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"])
-    if [int(t) for t in data.get("tokens") or []] != local:
+    if served != local:
         raise ServedModelError(
             f"The tokenizer given with --tokenizer splits text differently from the server's model "
             f"'{model.name}'; give the tokenizer of the served model."

@@ -396,6 +396,27 @@ def test_a_gateway_turning_requests_away_is_waited_out_as_its_retry_after_says(v
     assert min(waits) >= RETRY_AFTER_S * 0.95
 
 
+def test_connecting_with_a_timeout_shorter_than_the_servers_answer_names_the_timeout(vllm_endpoint):
+    """Against the real server with --timeout 0.05 (its CPU needs longer for a completion): connecting says the
+    server was late, never that it lacks log-probs or generation."""
+    with pytest.raises(ServedModelError, match=r"did not answer within 0\.05 s \(--timeout\)") as late:
+        _served(vllm_endpoint, timeout_s=0.05)
+    assert "neither returns" not in str(late.value)
+
+
+def test_a_server_that_stays_busy_while_connecting_says_so(vllm_endpoint):
+    """The real server behind a gateway answering 429 to every completion request, Retry-After 1: connecting
+    waits as told, then says the server stayed busy, never that it lacks log-probs or generation."""
+    from core.engine.served import RETRIES
+    from tests.helpers.gateway import gateway
+
+    with gateway(_root(vllm_endpoint), ["429"] * RETRIES * 4) as (root, plan):
+        with pytest.raises(ServedModelError, match=r"stayed busy after 5 tries \(429/503\)") as busy:
+            _served(f"{root}/v1")
+    assert "neither returns" not in str(busy.value)
+    assert [step for _, step in plan.arrivals] == ["429"] * RETRIES
+
+
 def test_a_garbled_answer_is_one_error_line(vllm_endpoint):
     from tests.helpers.gateway import gateway
 
