@@ -671,6 +671,13 @@ FAULTS = [
         True,
     ),
     Fault(
+        "an embedded index on a full disk",
+        _MOUNT + " && (head -c 200000 /dev/zero > {m}/filler || true)",  # room to start, not to finish
+        "overlap index --name full --dataset assets/demo/famous_vs_fresh.jsonl --index-dir {m}/ix",
+        "Cannot write the index 'full' in {m}/ix: no space left on the device",
+        False,
+    ),
+    Fault(
         "a report from a store on a read-only file system",
         _MOUNT + f" && {sys.executable} -m core {_MIA} --store {{m}}/s.sqlite > /dev/null" + _READ_ONLY,
         "report 0 --store {m}/s.sqlite --out {m}/../r.html",

@@ -27,7 +27,7 @@ import numpy as np
 
 from core.config import cache_subdir
 from core.errors import DataError
-from core.files.outputs import atomic_output, write_atomic
+from core.files.outputs import atomic_output, os_error_cause, write_atomic
 from core.overlap.backends.base import (
     Candidates,
     IndexInfo,
@@ -301,27 +301,60 @@ def _read_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
+def _unwritable(name: str, root: Path, exc: Exception) -> DataError:
+    """A build that cannot write its files (a full disk, a read-only folder) in one line; the index of that name
+    from before, if any, is untouched: a build writes beside it and takes the name only when complete."""
+    if isinstance(exc, OSError):
+        cause = os_error_cause(exc)
+    elif "full" in str(exc):
+        cause = "no space left on the device"
+    elif "readonly" in str(exc) or "read-only" in str(exc):
+        cause = "its folder is on a read-only file system"
+    else:
+        cause = str(exc)
+    return DataError(
+        f"Cannot write the index '{name}' in {root}: {cause}. Free some space there or choose another --index-dir; "
+        "an index of that name from before is kept as it was."
+    )
+
+
+@contextmanager
+def _writing(name: str, root: Path) -> Iterator[None]:
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        raise _unwritable(name, root, exc) from exc
+
+
 class _EmbeddedWriter(IndexWriter):
     def __init__(self, backend: EmbeddedBackend, name: str, meta: dict[str, Any]) -> None:
         self.backend = backend
         self.name = name
         self.meta = meta
         self.tmp = backend.root / f".{name}.building-{uuid.uuid4().hex[:8]}"
-        self.tmp.mkdir(parents=True)
-        write_atomic(self.tmp / _OWNER, str(os.getpid()))
-        self.db = sqlite3.connect(self.tmp / "index.sqlite")
-        self.db.executescript(
-            """
-            PRAGMA journal_mode = OFF;
-            PRAGMA synchronous = OFF;
-            CREATE TABLE docs (id INTEGER PRIMARY KEY, dataset TEXT NOT NULL, row INTEGER NOT NULL,
-                               turn INTEGER, text TEXT NOT NULL, tokens TEXT NOT NULL);
-            CREATE TABLE grams (hash INTEGER NOT NULL, doc INTEGER NOT NULL);
-            """
-        )
+        try:
+            self._start()
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)  # nothing of a build that could not start is left
+            raise
         self.n_docs = 0
         self.datasets: dict[str, int] = {}
         self.vectors: list[np.ndarray] = []
+
+    def _start(self) -> None:
+        with _writing(self.name, self.backend.root):
+            self.tmp.mkdir(parents=True)
+            write_atomic(self.tmp / _OWNER, str(os.getpid()))
+            self.db = sqlite3.connect(self.tmp / "index.sqlite")
+            self.db.executescript(
+                """
+                PRAGMA journal_mode = OFF;
+                PRAGMA synchronous = OFF;
+                CREATE TABLE docs (id INTEGER PRIMARY KEY, dataset TEXT NOT NULL, row INTEGER NOT NULL,
+                                   turn INTEGER, text TEXT NOT NULL, tokens TEXT NOT NULL);
+                CREATE TABLE grams (hash INTEGER NOT NULL, doc INTEGER NOT NULL);
+                """
+            )
 
     def add(self, docs: Sequence[Document], vectors: np.ndarray | None = None) -> None:
         is_vector = self.meta["index_type"] == "vector"
@@ -338,23 +371,25 @@ class _EmbeddedWriter(IndexWriter):
                 gram_rows.extend((h, doc_id) for h in {gram_hash(g) for g in ngrams(tokens, n)})
             self.n_docs += 1
             self.datasets[doc.dataset] = self.datasets.get(doc.dataset, 0) + 1
-        self.db.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?)", doc_rows)
-        self.db.executemany("INSERT INTO grams VALUES (?, ?)", gram_rows)
+        with _writing(self.name, self.backend.root):
+            self.db.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?)", doc_rows)
+            self.db.executemany("INSERT INTO grams VALUES (?, ?)", gram_rows)
         if is_vector:
             self.vectors.append(np.asarray(vectors, dtype=np.float32))
 
     def close(self) -> IndexInfo:
-        self.db.execute("CREATE INDEX grams_by_hash ON grams (hash, doc)")
-        self.db.commit()
-        self.db.close()
-        if self.meta["index_type"] == "vector":
-            dims = self.meta.get("dims") or 0
-            matrix = np.concatenate(self.vectors) if self.vectors else np.zeros((0, dims), np.float32)
-            with atomic_output(self.tmp / "vectors.npy", binary=True) as handle:
-                np.save(handle, matrix)
-        meta = {**self.meta, "n_docs": self.n_docs, "datasets": self.datasets, "complete": True}
-        write_atomic(self.tmp / "meta.json", json.dumps(meta, indent=2))
-        (self.tmp / _OWNER).unlink()
+        with _writing(self.name, self.backend.root):
+            self.db.execute("CREATE INDEX grams_by_hash ON grams (hash, doc)")
+            self.db.commit()
+            self.db.close()
+            if self.meta["index_type"] == "vector":
+                dims = self.meta.get("dims") or 0
+                matrix = np.concatenate(self.vectors) if self.vectors else np.zeros((0, dims), np.float32)
+                with atomic_output(self.tmp / "vectors.npy", binary=True) as handle:
+                    np.save(handle, matrix)
+            meta = {**self.meta, "n_docs": self.n_docs, "datasets": self.datasets, "complete": True}
+            write_atomic(self.tmp / "meta.json", json.dumps(meta, indent=2))
+            (self.tmp / _OWNER).unlink()
         # The finished build takes the name with two renames; the old index is deleted only after.
         final = self.backend.root / self.name
         replaced = self.backend.root / f".{self.name}.replaced-{uuid.uuid4().hex[:8]}"
