@@ -1,10 +1,11 @@
 """The extraction test on ground truth: a tiny model fine-tuned on half of a slice of the fresh passages.
 
-Sixty English-prose passages of 30–90 tokens from the calibration set (written for LeakLens, so the
+Forty English-prose passages of 30–90 tokens from the calibration set (written for LeakLens, so the
 untrained model has seen none of them): the first of each pair is trained on until the model has learnt it,
 the other never shown. The extraction detector, run as a membership column (``mia --methods extraction``),
-must continue the trained half verbatim far more often, with AUROC at least 0.9. Measured: AUROC 1.0; trained
-passages continued 15–45 tokens exactly, unseen ones 0.
+must continue the trained half verbatim far more often, with AUROC at least 0.9. Measured (60 steps at lr 0.02,
+final loss 0.12): AUROC 1.0, every trained passage continued 10 tokens or more exactly, no unseen one; 45 steps
+were too few (half the trained passages).
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ def tuned_on_half() -> tuple[LoadedModel, list[str], list[str]]:
         p.text
         for p in load_fresh_passages()
         if p.form in PROSE and 30 <= len(tokenizer(p.text, add_special_tokens=False)["input_ids"]) <= 90
-    ][:60]
+    ][:40]
     trained, unseen = texts[0::2], texts[1::2]
-    model, _ = tuned_tiny_model(trained, start_id=start, steps=150, lr=1e-2)
+    model, _ = tuned_tiny_model(trained, start_id=start, steps=60, lr=2e-2)
     return wrap_model(model, tokenizer, spec="tiny-random", start_token_id=start), trained, unseen
 
 

@@ -100,15 +100,19 @@ def test_any_other_key_never_reads_the_shipped_scores(tmp_path, what):
 
 
 def _sample(passages: tuple[FreshPassage, ...], n_tokens: dict[str, int]) -> list[FreshPassage]:
-    """A seeded sample with a passage of every form in every length band it has, topped up at random."""
+    """A seeded sample with a passage of every form in every length band it has, topped up at random.
+
+    Each form and band is represented by one of its two shortest passages, and the top-up is drawn from passages
+    under 100 tokens: every band and form is checked while the model passes stay short (a long passage costs a
+    long pass and its continuation)."""
     bands = (0, 40, 100, 250)
     cells: dict[tuple[str, int], list[FreshPassage]] = defaultdict(list)
     for p in passages:
         band = max(b for b in bands if n_tokens[p.id] >= b)
         cells[(p.form, band)].append(p)
     rng = random.Random(36)
-    chosen = [rng.choice(cells[cell]) for cell in sorted(cells)]
-    rest = [p for p in passages if p not in chosen]
+    chosen = [rng.choice(sorted(cells[cell], key=lambda p: n_tokens[p.id])[:2]) for cell in sorted(cells)]
+    rest = [p for p in passages if p not in chosen and n_tokens[p.id] < 100]
     chosen += rng.sample(rest, max(0, SAMPLE - len(chosen)))
     return chosen
 
