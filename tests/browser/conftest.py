@@ -25,14 +25,21 @@ CHROMIUM_FLAGS = [
 
 
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory: pytest.TempPathFactory, tiny_calibration: Path) -> Iterator[str]:
-    """Base URL of a ``streamlit run app.py`` server on a free port, using the tiny random model. Its store starts
-    as a copy of ``tiny_calibration``, as a user's who has inspected short passages with the model before (a
-    test of the first, progressive calibration starts a server on a fresh store of its own)."""
-    folder = tmp_path_factory.mktemp("streamlit")
-    store = folder / "results.sqlite"
+def app_store(tmp_path_factory: pytest.TempPathFactory, tiny_calibration: Path) -> Path:
+    """The results store of the ``app_url`` server: a copy of ``tiny_calibration``, as a user's who has inspected
+    short passages with the model before (a test of the first, progressive calibration starts a server on a
+    fresh store of its own)."""
+    store = tmp_path_factory.mktemp("streamlit-store") / "results.sqlite"
     shutil.copyfile(tiny_calibration, store)
-    with streamlit_server(folder, LEAKLENS_STORE=str(store)) as base_url:
+    return store
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory: pytest.TempPathFactory, app_store: Path) -> Iterator[str]:
+    """Base URL of a ``streamlit run app.py`` server on a free port, using the tiny random model and
+    ``app_store``."""
+    folder = tmp_path_factory.mktemp("streamlit")
+    with streamlit_server(folder, LEAKLENS_STORE=str(app_store)) as base_url:
         yield base_url
 
 

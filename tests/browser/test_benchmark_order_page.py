@@ -34,10 +34,12 @@ SIZES = ({"width": 1440, "height": 900}, {"width": 1280, "height": 720})
 
 
 @pytest.fixture(scope="module")
-def expected(order_tuned_model, order_benchmarks, tmp_path_factory) -> dict[Path, Finding]:
-    """The finding ``core`` reaches on each benchmark with the tuned model and the page's settings."""
+def expected(order_tuned_model, order_benchmarks, app_store) -> dict[Path, Finding]:
+    """The finding ``core`` reaches on each benchmark with the tuned model and the page's settings, stored in the
+    page's own store: the page, asked the same, finds that run by its key and shows it (the page's own scoring
+    is tested in tests/ui/test_benchmark_order_page.py)."""
     lm = load_model(str(order_tuned_model))
-    store = ResultStore(tmp_path_factory.mktemp("expected") / "results.sqlite")
+    store = ResultStore(app_store)
     return {
         path: run_order_test(
             render_examples(load_rows(str(path)), TEMPLATE),
@@ -79,7 +81,7 @@ def _run(page, benchmark: Path, screenshot: Path) -> str:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s['width']}x{s['height']}")
 def test_the_file_the_model_read_is_found_and_one_it_never_saw_is_not(
-    app_url, browser_page, screenshot_dir, order_tuned_model, order_benchmarks, expected, size
+    expected, app_url, browser_page, screenshot_dir, order_tuned_model, order_benchmarks, size
 ):
     page = browser_page
     page.set_viewport_size(size)

@@ -374,8 +374,7 @@ def _cached_tokenizer(_: Path) -> str:
     from core.engine.models import bundled_tokenizer
 
     bundled_tokenizer()  # the cached tokenizer exists, as after any first run
-    (found,) = [p for p in (cache_root() / "models").glob("*-tokenizer/tokenizer.json")][:1]
-    return str(found)
+    return str(sorted((cache_root() / "models").glob("*/tokenizer.json"))[0])  # the tokenizer's or the model's
 
 
 def _users_tokenizer(folder: Path) -> str:
