@@ -22,7 +22,7 @@ from tests.browser.helpers import (
 )
 
 pytestmark = pytest.mark.browser
-N_TEXTS = 120  # of WikiMIA's 250, with every standard method: long enough on the tiny model to stop midway
+N_TEXTS = 64  # of WikiMIA's 250, with every standard method: long enough on the tiny model to stop midway
 
 
 def test_cancel_stops_the_run_says_how_far_it_got_and_run_again_resumes(app_url, browser_page, screenshot_dir):
