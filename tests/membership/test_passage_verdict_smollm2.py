@@ -1,9 +1,9 @@
 """The single-passage verdict on the bundled model, against text no model has seen.
 
-Famous public-domain passages (the demo set's famous half) must reach ``strong`` at least once, through the
-extraction test or the placement; 25 passages written for this test alone (``tests/helpers/texts``, never
-part of the calibration set) must never read as a sign. Measured: 13 of the 64 famous passages strong, 10
-moderate, 6 weak; the 25 held-out passages 12 none and 13 inconclusive.
+Famous public-domain passages (the first 24 of the demo set's famous half) must reach ``strong`` at least once,
+through the extraction test or the placement; 25 passages written for this test alone (``tests/helpers/texts``,
+never part of the calibration set) must never read as a sign. Measured: 6 of those 24 famous passages strong (16
+of all 64), 3 moderate, 1 weak; the 25 held-out passages 11 none and 14 inconclusive.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from core.methods.min_k import MinK
 from core.stats.finding import EXPOSURE_LEVELS
 from core.store.results import ResultStore
 
+FAMOUS = 24
+"""Famous passages judged: enough to hold several strong ones, few enough to keep the test under a minute."""
 HELD_OUT = PROJECT_ROOT / "tests" / "helpers" / "texts" / "fresh_held_out.jsonl"
 
 
@@ -34,7 +36,7 @@ def test_a_famous_passage_reads_strong_and_no_held_out_fresh_passage_reads_as_a_
     )
     assert calibration.from_store
     demo = load_labelled_dataset("demo:famous-vs-fresh")
-    famous = [t for t, y in zip(demo.texts, demo.labels, strict=True) if y == 1]
+    famous = [t for t, y in zip(demo.texts, demo.labels, strict=True) if y == 1][:FAMOUS]
     held_out = [json.loads(line)["text"] for line in HELD_OUT.read_text(encoding="utf-8").splitlines()]
     assert len(held_out) >= 20
     analyses = analyse_passages(smollm2, famous + held_out, [Loss(), MinK(20)], kgram_max=0)
