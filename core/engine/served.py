@@ -331,7 +331,9 @@ def request_json(
                 f"Cannot reach the server at {shown}: is it running, and is the URL right? A stored run resumes "
                 "where it stopped once the server is back."
             ) from None
-        if response.status_code in (429, 503) and attempt + 1 < retries:
+        if response.status_code in (429, 503):
+            if attempt + 1 == retries:
+                break  # busy on every try: said below, as the fault it is (never as a missing capability)
             pause = _retry_after(response, wait)
             if time.monotonic() + pause >= deadline:
                 raise ServerFault(
@@ -355,7 +357,8 @@ def request_json(
         if not isinstance(data, dict):
             raise ServerFault(f"The server at {shown} answered with unexpected JSON.")
         return data
-    raise ServerFault(f"The server at {shown} stayed busy after {retries} tries (429/503).")
+    tries = f"{retries} tries" if retries > 1 else "its one try"
+    raise ServerFault(f"The server at {shown} stayed busy after {tries} (429/503): try again later.")
 
 
 class _Late(Exception):

@@ -84,7 +84,7 @@ def test_neighbours_written_through_the_server_are_the_in_process_neighbours(vll
     exactly the list the in-process pass reads: same neighbours, neighbour losses within 1e-3."""
     from core.methods.neighbours import generate_neighbours, top_alternatives
 
-    texts = load_labelled_dataset(DEMO).texts[:8]
+    texts = load_labelled_dataset(DEMO).texts[:4]
     served = _served(vllm_endpoint)
     served_records = score_texts(served, texts, kgram_max=0)
     local_records = score_texts(smollm2, texts, kgram_max=0)
@@ -298,14 +298,15 @@ def test_a_passage_longer_than_the_server_context_is_cut_to_fit_and_scored(vllm_
 
 
 def test_mcq_probes_on_the_served_model_are_the_in_process_probes(vllm_endpoint, smollm2):
-    """demo:mcq, original and shuffled options: every probe's context, first token and continuation equal;
+    """demo:mcq's first 12 questions, original and shuffled options: every probe's context, first token and
+    continuation equal;
     the option-order test's log-probs within 1e-3 and every question's rank the same."""
     from core.data.questions import load_mcq
     from core.mcq.completion import MCQConfig, run_mcq_sets
     from core.mcq.permutation import permutation_test
     from core.mcq.shuffle import shuffle_questions
 
-    questions = load_mcq("demo:mcq").questions
+    questions = load_mcq("demo:mcq", limit=12).questions
     sets = [questions, shuffle_questions(questions, 0)]
     served = _served(vllm_endpoint, concurrency=2)
     served_runs = run_mcq_sets(served, sets, MCQConfig())
@@ -447,7 +448,7 @@ def test_an_answer_trickling_in_past_the_timeout_is_one_error(vllm_endpoint):
 
 
 def test_the_order_test_on_the_served_model_equals_the_in_process_run(vllm_endpoint, smollm2, tmp_path, capsys):
-    """demo:mcq in 2 shards of 4 (every order), read in windows of 48 tokens so the server's log-probs are
+    """demo:mcq in 2 shards of 3 (every order), read in windows of 48 tokens so the server's log-probs are
     counted from inside a window too: every order's log-likelihood within 1e-3 of the in-process one."""
     from core.benchmark_order.examples import render_examples
     from core.benchmark_order.run import run_order_test
@@ -455,17 +456,17 @@ def test_the_order_test_on_the_served_model_equals_the_in_process_run(vllm_endpo
     from core.data.tables import load_rows
 
     out = tmp_path / "order.json"
-    options = ["--dataset", "demo:mcq", "--limit", "8", "--shards", "2", "--context", "48", "--stride", "20"]
+    options = ["--dataset", "demo:mcq", "--limit", "6", "--shards", "2", "--context", "48", "--stride", "20"]
     code = main(["order-test", "--endpoint", vllm_endpoint, "--api-key-env", KEY_VAR, *options, "--out", str(out)])
     assert code == 0, capsys.readouterr().err
     served = json.loads(out.read_text())
     assert served["provenance"]["models"]["model"]["endpoint"] == vllm_endpoint
     assert API_KEY not in out.read_text()
-    examples = render_examples(load_rows("demo:mcq", limit=8))
+    examples = render_examples(load_rows("demo:mcq", limit=6))
     settings = OrderSettings(shards=2, context=48, stride=20)
     local = run_order_test(examples, settings, model="smollm2-135m", load=lambda: smollm2, store=ResultStore())
     for served_shard, local_shard in zip(served["shards"], local.result.shards, strict=True):
-        assert served_shard["n_shuffled"] == 23
+        assert served_shard["n_shuffled"] == 5  # the 3! orders but the published one
         assert abs(served_shard["canonical_logprob"] - local_shard.canonical) < TOLERANCE
         assert abs(served_shard["shuffled_mean_logprob"] - local_shard.shuffled_mean) < TOLERANCE
         assert served_shard["p_value"] == pytest.approx(local_shard.p_value)
