@@ -118,6 +118,7 @@ SHARED_FIXTURE_GROUPS = (
     ("vllm_endpoint", "vllm"),
     ("es_url", "elasticsearch"),
     ("order_tuned_model", "order-tuned-model"),
+    ("order_tuned_runs", "order-tuned-model"),
 )
 """Session fixtures that start a server or train a model: every test file naming one runs in one worker."""
 MODULE_FIXTURE = re.compile(r"@pytest\.fixture\(scope=\"module\"")
@@ -174,6 +175,42 @@ def order_benchmarks(tmp_path_factory) -> tuple[Path, Path]:
     from tests.helpers.order_benchmark import write_benchmarks
 
     return write_benchmarks(tmp_path_factory.mktemp("order_benchmarks"))
+
+
+@pytest.fixture(scope="session")
+def app_store(tmp_path_factory: pytest.TempPathFactory, tiny_calibration: Path) -> Path:
+    """The results store of the ``app_url`` server: a copy of ``tiny_calibration``, as a user's who has inspected
+    short passages with the model before (a test of the first, progressive calibration starts a server on a
+    fresh store of its own)."""
+    store = tmp_path_factory.mktemp("streamlit-store") / "results.sqlite"
+    shutil.copyfile(tiny_calibration, store)
+    return store
+
+
+@pytest.fixture(scope="session")
+def order_tuned_runs(order_tuned_model, order_benchmarks, app_store) -> dict[Path, Any]:
+    """The order test of the fine-tuned model on each benchmark (the one it read in order, the one it never saw),
+    with the ground truth's template and shards, stored in ``app_store``: the ground-truth test reads the
+    findings, and the Benchmark order page, asked the same in the browser, finds these runs by their key."""
+    from core.benchmark_order.examples import render_examples
+    from core.benchmark_order.run import run_order_test
+    from core.benchmark_order.settings import OrderSettings
+    from core.data.tables import load_rows
+    from core.store.results import ResultStore
+    from tests.helpers.order_benchmark import SHARDS, TEMPLATE
+
+    lm = load_model(str(order_tuned_model))
+    store = ResultStore(app_store)
+    return {
+        path: run_order_test(
+            render_examples(load_rows(str(path)), TEMPLATE),
+            OrderSettings(shards=SHARDS),
+            model=lm.spec,
+            load=lambda: lm,
+            store=store,
+        )
+        for path in order_benchmarks
+    }
 
 
 @pytest.fixture(scope="session")

@@ -34,13 +34,12 @@ def _test(spec_or_lm, path, shards: int = SHARDS):
     )
 
 
-def test_a_model_trained_on_the_file_in_order_is_caught_and_others_are_not(order_tuned_model, order_benchmarks):
+def test_a_model_trained_on_the_file_in_order_is_caught_and_others_are_not(order_tuned_runs, order_benchmarks):
     trained, unseen = order_benchmarks
-    tuned = load_model(str(order_tuned_model))
-    caught = _test(tuned, trained)
+    caught = order_tuned_runs[trained]  # the tuned model's runs, shared with the order page's browser test
     assert caught.result.p_value < 0.01, caught.to_dict()
     assert caught.finding.level == "strong"
-    on_unseen = _test(tuned, unseen)
+    on_unseen = order_tuned_runs[unseen]
     assert on_unseen.result.p_value > 0.05, on_unseen.to_dict()
     assert on_unseen.finding.level in ("none", "inconclusive")
     untrained = _test("tiny-random", trained)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,16 +21,6 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-@pytest.fixture(scope="session")
-def app_store(tmp_path_factory: pytest.TempPathFactory, tiny_calibration: Path) -> Path:
-    """The results store of the ``app_url`` server: a copy of ``tiny_calibration``, as a user's who has inspected
-    short passages with the model before (a test of the first, progressive calibration starts a server on a
-    fresh store of its own)."""
-    store = tmp_path_factory.mktemp("streamlit-store") / "results.sqlite"
-    shutil.copyfile(tiny_calibration, store)
-    return store
 
 
 @pytest.fixture(scope="session")

@@ -9,13 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.benchmark_order.examples import render_examples
-from core.benchmark_order.run import run_order_test
-from core.benchmark_order.settings import OrderSettings
-from core.data.tables import load_rows
-from core.engine.models import load_model
 from core.stats.finding import Finding
-from core.store.results import ResultStore
 from core.viz.banner import LEVEL_STYLE
 from tests.browser.helpers import (
     assert_verdict_in_viewport,
@@ -34,22 +28,11 @@ SIZES = ({"width": 1440, "height": 900}, {"width": 1280, "height": 720})
 
 
 @pytest.fixture(scope="module")
-def expected(order_tuned_model, order_benchmarks, app_store) -> dict[Path, Finding]:
+def expected(order_tuned_runs) -> dict[Path, Finding]:
     """The finding ``core`` reaches on each benchmark with the tuned model and the page's settings, stored in the
     page's own store: the page, asked the same, finds that run by its key and shows it (the page's own scoring
     is tested in tests/ui/test_benchmark_order_page.py)."""
-    lm = load_model(str(order_tuned_model))
-    store = ResultStore(app_store)
-    return {
-        path: run_order_test(
-            render_examples(load_rows(str(path)), TEMPLATE),
-            OrderSettings(shards=SHARDS),
-            model=lm.spec,
-            load=lambda: lm,
-            store=store,
-        ).finding
-        for path in order_benchmarks
-    }
+    return {path: run.finding for path, run in order_tuned_runs.items()}
 
 
 def _fill(page, label: str, value: str) -> None:

@@ -1,8 +1,8 @@
 """The single-passage verdict on the bundled model, against text no model has seen.
 
-Famous public-domain passages (the first 24 of the demo set's famous half) must reach ``strong`` at least once,
+Famous public-domain passages (the first 16 of the demo set's famous half) must reach ``strong`` at least once,
 through the extraction test or the placement; 25 passages written for this test alone (``tests/helpers/texts``,
-never part of the calibration set) must never read as a sign. Measured: 6 of those 24 famous passages strong (16
+never part of the calibration set) must never read as a sign. Measured: 3 of those 16 famous passages strong (16
 of all 64), 3 moderate, 1 weak; the 25 held-out passages 11 none and 14 inconclusive.
 """
 
@@ -24,7 +24,7 @@ from core.methods.min_k import MinK
 from core.stats.finding import EXPOSURE_LEVELS
 from core.store.results import ResultStore
 
-FAMOUS = 24
+FAMOUS = 16
 """Famous passages judged: enough to hold several strong ones, few enough to keep the test under a minute."""
 HELD_OUT = PROJECT_ROOT / "tests" / "helpers" / "texts" / "fresh_held_out.jsonl"
 
