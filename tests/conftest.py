@@ -12,6 +12,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import re  # noqa: E402
 import shutil  # noqa: E402
+import time  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -229,15 +230,36 @@ within 30 minutes). Over-budget phases are listed at the end of the run, not fai
 _over_budget: list[tuple[float, str, str]] = []
 
 
+SLOW_FIXTURE = "leaklens_slow_fixture"
+"""The user property a test's report carries for each of its fixtures over budget (reports reach the controlling
+process from pytest-xdist's workers; the workers' own memory does not)."""
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    budget = TEST_BUDGET_S if report.when == "call" else FIXTURE_BUDGET_S
-    if report.duration > budget:
+    if report.when == "call" and report.duration > TEST_BUDGET_S:
         _over_budget.append((report.duration, report.when, report.nodeid))
+    if report.when == "setup":
+        for name, value in report.user_properties:
+            if name == SLOW_FIXTURE:
+                seconds, fixture = value
+                _over_budget.append((seconds, "fixture", f"{fixture} (set up for {report.nodeid})"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: Any, request: Any) -> Iterator[None]:
+    """Each fixture's own set-up time against its budget: a test's set-up phase can hold several (a trained
+    model, a seeded store, a server), each built once and timed apart."""
+    started = time.monotonic()
+    yield
+    seconds = time.monotonic() - started
+    item = getattr(request, "_pyfuncitem", None)
+    if seconds > FIXTURE_BUDGET_S and item is not None:
+        item.user_properties.append((SLOW_FIXTURE, (round(seconds, 1), fixturedef.argname)))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
     if not _over_budget:
         return
-    terminalreporter.section("over the time budget (a test's call 60 s, a set-up or teardown 180 s)")
+    terminalreporter.section("over the time budget (a test's call 60 s, a fixture's set-up 180 s)")
     for seconds, when, nodeid in sorted(_over_budget, reverse=True):
         terminalreporter.write_line(f"{seconds:7.1f} s {when:<8} {nodeid}")
