@@ -3,16 +3,16 @@ server that misbehaves on purpose: a reply trickling in a byte at a time, and a 
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from core.cli import main
 from core.engine.served import Endpoint, ServedModelError, new_session, request_json
+from tests.helpers.local_server import serving
 
 TIMEOUT_S = 2.0
 
@@ -46,13 +46,8 @@ def misbehaving(kind: str) -> Iterator[str]:
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 @pytest.mark.parametrize(

@@ -5,15 +5,15 @@ is named as a folder, not read as a hub id. Run against a real local HTTP server
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from core.engine.served import Endpoint, connect
 from core.errors import ModelLoadError
+from tests.helpers.local_server import serving
 
 MODELS = {"data": [{"id": "m", "root": "m", "max_model_len": 64}]}
 
@@ -49,13 +49,8 @@ def server_whose_tokenize(answer: str) -> Iterator[str]:
             else:
                 self._send(404, {"detail": "Not Found"})
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 @pytest.mark.parametrize(
