@@ -389,12 +389,8 @@ def implicit_inputs() -> list[tuple[str, Path, bool]]:
         ("Hugging Face cache", Path(hub.HF_HOME), True),
         ("Hugging Face hub cache", Path(hub.HF_HUB_CACHE), True),
     ]
-    try:
-        from datasets import config as datasets_config
-
-        found.append(("Hugging Face datasets cache", Path(datasets_config.HF_DATASETS_CACHE), True))
-    except ImportError:
-        pass
+    if os.environ.get("HF_DATASETS_CACHE"):  # otherwise it is HF_HOME/datasets, inside HF_HOME above
+        found.append(("Hugging Face datasets cache", Path(os.environ["HF_DATASETS_CACHE"]), True))
     if os.environ.get(FRESH_PASSAGES_ENV):
         found.append((f"fresh passages (${FRESH_PASSAGES_ENV})", Path(os.environ[FRESH_PASSAGES_ENV]), False))
     return [(role, path.expanduser(), folder) for role, path, folder in found]

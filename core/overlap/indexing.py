@@ -111,9 +111,9 @@ def _same_index(
 ) -> IndexInfo | None:
     """The existing complete index ``name`` when it holds exactly ``sources`` (same files by fingerprint, same
     fields) built the same way; None when there is none or it differs (then creating it says it exists)."""
-    if name not in {info.name for info in backend.list()}:
+    info = next((listed for listed in backend.list() if listed.name == name), None)
+    if info is None:
         return None
-    info = backend.info(name)
     built_the_same = (
         info.complete
         and info.unreadable is None
