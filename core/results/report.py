@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from core.errors import LeakLensError
 from core.results.kinds import KINDS, kind_of
@@ -79,6 +80,16 @@ def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: st
     return render_report(sections, title=title, intro=intro, overview=overview)
 
 
+def _with_other_names(section: ReportSection, run: RunInfo) -> ReportSection:
+    """A run reused for the same rows given under other names says so: the report names the file the user gave,
+    not only the one that first produced the run."""
+    others = [str(name) for name in run.meta.get("also_given_as", [])]
+    if not others:
+        return section
+    line = f"the same rows were also given as {', '.join(others)}"
+    return replace(section, meta=f"{section.meta} · {line}" if section.meta else line.capitalize())
+
+
 def _sections(opened: Sequence[StoredResult]) -> list[ReportSection]:
     """One section per run in the order given, each kind's runs built together."""
     by_kind: dict[str, list[int]] = {}
@@ -89,5 +100,5 @@ def _sections(opened: Sequence[StoredResult]) -> list[ReportSection]:
         build = kind_of(name).sections
         assert build is not None  # checked before opening
         for index, section in zip(indexes, build([(opened[i].result, opened[i].run) for i in indexes]), strict=True):
-            sections[index] = section
+            sections[index] = _with_other_names(section, opened[index].run)
     return [s for s in sections if s is not None]

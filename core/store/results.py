@@ -375,8 +375,11 @@ class ResultStore:
         claimed = True
         with self._connect() as conn, _transaction(conn):
             row = conn.execute(
-                "SELECT status, updated_at, owner_host, owner_pid FROM runs WHERE run_id = ?", (run_id,)
+                "SELECT status, updated_at, owner_host, owner_pid, dataset, meta_json FROM runs WHERE run_id = ?",
+                (run_id,),
             ).fetchone()
+            if row is not None:
+                _remember_the_given_name(conn, run_id, meta, row[4], row[5])
             if row is None:
                 conn.execute(
                     "INSERT INTO runs (run_id, kind, key_json, meta_json, dataset, model, n_total, status, "
@@ -550,6 +553,22 @@ class ResultStore:
             )
             for r in rows
         ]
+
+
+def _remember_the_given_name(
+    conn: sqlite3.Connection, run_id: str, given_meta: Mapping[str, Any], stored: str, stored_meta_json: str
+) -> None:
+    """A run reused for the same rows under another name (a copy, a renamed file) keeps the name and provenance
+    of the call that computed it, and remembers the other names in ``also_given_as`` so its report names them."""
+    given = str(given_meta.get("dataset", ""))
+    if not given or given == stored:
+        return
+    meta = json.loads(stored_meta_json)
+    others = list(meta.get("also_given_as", []))
+    if given in others:
+        return
+    meta["also_given_as"] = [*others, given]
+    conn.execute("UPDATE runs SET meta_json = ? WHERE run_id = ?", (_dumps(meta), run_id))
 
 
 def _effective_status(stored: str, updated_at: float, host: str, pid: int, now: float) -> str:

@@ -187,3 +187,27 @@ def test_report_of_a_stored_benchmark_order_run(tmp_path, capsys):
     assert "Benchmark order · General-knowledge questions (demo) · tiny-random" in body
     assert body.count("<tr>") == 1 + 8  # the shard table
     assert html.count(get_plotlyjs()[:400]) == 1
+
+
+def test_a_stored_run_reused_under_another_file_name_is_reported_with_that_name(tmp_path, capsys):
+    """Copies of one file share one stored run; its report names the copy given too, not only the first file."""
+    import shutil
+
+    from core.membership.benchmark import KIND as MEMBERSHIP_KIND
+
+    first, second = tmp_path / "first_name.parquet", tmp_path / "second_name.parquet"
+    shutil.copyfile(DATA / "wikimia_length128.parquet", first)
+    shutil.copyfile(first, second)
+    path = tmp_path / "results.sqlite"
+    common = ["--model", "tiny-random", "--store", str(path), "--limit", "6", "--methods", "loss"]
+    assert main(["mia", "--dataset", str(first), *common]) == 0
+    assert main(["mia", "--dataset", str(second), *common]) == 0
+    capsys.readouterr()
+    store = ResultStore(path)
+    (run,) = store.list_runs(MEMBERSHIP_KIND)
+    assert run.dataset == first.name  # the run keeps the name of the call that computed it
+    assert run.meta["also_given_as"] == [second.name]
+    out = tmp_path / "report.html"
+    assert main(["report", run.run_id, "--out", str(out), "--store", str(path)]) == 0
+    body = out.read_text(encoding="utf-8").split("<body>", 1)[1]
+    assert f"the same rows were also given as {second.name}" in body
