@@ -45,7 +45,20 @@ STEPS: tuple[Step, ...] = (
     Step(
         "mia",
         "2. Membership benchmark",
-        (("mia", "--dataset", "demo:famous-vs-fresh", "--model", "smollm2-135m", "--limit", "20", "--out", "r.json"),),
+        (
+            (
+                "mia",
+                "--dataset",
+                "demo:famous-vs-fresh",
+                "--model",
+                "smollm2-135m",
+                "--limit",
+                "100",
+                "--sample",
+                "--out",
+                "r.json",
+            ),
+        ),
     ),
     Step("delta", "3. Loss delta", (("delta", "--test", "humaneval", "--reference", "builtin", "--limit", "8"),)),
     Step("mcq", "4. MCQ memorisation", (("mcq", "--dataset", "demo:mcq", "--limit", "8"),)),

@@ -21,6 +21,7 @@ from ui.inspect import (
     render_result,
 )
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
+from ui.presentation import how_to_make, show_linked_result
 from ui.run_control import cancelled_notice, scroll_to_finding, watched_run
 
 INTRO = (
@@ -38,6 +39,9 @@ PRESENT_INTRO = (
 st.session_state.pop(KGRAMS_PENDING, None)  # only the script run that draws the verdict computes the k-grams
 frame = result_first_page(
     "Inspect a passage", INTRO, has_result=RESULT in st.session_state, present_intro=PRESENT_INTRO
+)
+linked = show_linked_result(
+    frame, (), has_result=RESULT in st.session_state, how_to_make=how_to_make("analyse a passage")
 )
 
 with frame.setup:
@@ -86,5 +90,5 @@ with frame.result:
         shown = show_result(RESULT, inputs, render_result, action="Analyse")
         if shown:
             scroll_after_run()
-        elif not analyse_clicked:
+        elif not (linked or frame.present) and not analyse_clicked:
             st.info("Paste a passage in Setup, or press *Example: Gettysburg Address (famous)*, then **Analyse**.")

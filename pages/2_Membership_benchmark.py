@@ -14,6 +14,7 @@ from ui.dataset_picker import dataset_picker, demo_examples, known_examples, uni
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
 from ui.membership import load_labelled, method_picker, show_runs
+from ui.presentation import how_to_make, show_linked_result
 from ui.run_control import cancelled_notice, watched_run
 
 RESULTS_KEY = "membership_benchmark_runs"
@@ -27,12 +28,15 @@ INTRO = (
     "appears on the Results page."
 )
 PRESENT_INTRO = (
-    "**Did the model see these texts in training?** Each detector scores every text; if the model "
-    "saw the member texts, the detectors tell them apart from the non-members better than chance — "
-    "and better than a model-free classifier that only reads the wording."
+    "**Did the model see these texts in training?** One set of texts may have been in its training data, the "
+    "other cannot have been. Each detector asks the model how familiar every text is; if the model saw the first "
+    "set, the detectors tell the two apart better than guessing, and better than the wording alone can."
 )
 frame = result_first_page(
     "Membership benchmark", INTRO, has_result=RESULTS_KEY in st.session_state, present_intro=PRESENT_INTRO
+)
+linked = show_linked_result(
+    frame, (KIND,), has_result=RESULTS_KEY in st.session_state, how_to_make=how_to_make("run the benchmark")
 )
 
 with frame.setup:
@@ -110,7 +114,7 @@ with frame.result:
     shown = show_result(RESULTS_KEY, inputs, show_runs, action="Run benchmark")
     if shown:
         scroll_after_run()
-    elif choice is None:
+    elif not (linked or frame.present) and choice is None:
         st.info(
             "Choose a dataset in Setup to start: a ready example, an uploaded file, a local path or a hub dataset id."
         )

@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.data.problems import BUILTIN, HUMANEVAL, SKY_SHADOW, load_problem_set
 from core.errors import LeakLensError
+from core.leakage.comparison import COMPARISON_KIND
 from core.leakage.delta import DELTA2_THRESHOLD, ModelRequest, distinct_specs
 from core.leakage.describe import delta2_rule
 from core.leakage.run import run_leakage_test
@@ -16,6 +17,7 @@ from ui.dataset_picker import ReadyExample, dataset_picker, load_choice
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
 from ui.loss_delta import show_report
+from ui.presentation import how_to_make, show_linked_result
 from ui.run_control import cancelled_notice, watched_run
 
 REPORT_KEY = "loss_delta_report"
@@ -41,6 +43,9 @@ PRESENT_INTRO = (
     "loss) may have been in its training data, or text very like it."
 )
 frame = result_first_page("Loss delta", INTRO, has_result=REPORT_KEY in st.session_state, present_intro=PRESENT_INTRO)
+linked = show_linked_result(
+    frame, (COMPARISON_KIND,), has_result=REPORT_KEY in st.session_state, how_to_make=how_to_make("run the test")
+)
 
 with frame.setup:
     left, right = st.columns(2)
@@ -142,5 +147,5 @@ with frame.result:
     shown = show_result(REPORT_KEY, inputs, lambda report: show_report(report, threshold), action="Run loss-delta test")
     if shown:
         scroll_after_run()
-    elif test_choice is None or ref_choice is None:
+    elif not (linked or frame.present) and (test_choice is None or ref_choice is None):
         st.info("Choose a test set and a reference set in Setup to start.")

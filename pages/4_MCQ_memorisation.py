@@ -17,6 +17,7 @@ from ui.dataset_picker import dataset_picker, demo_examples, file_examples, load
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
 from ui.mcq import MCQRun, show_run
+from ui.presentation import how_to_make, show_linked_result
 from ui.run_control import cancelled_notice, watched_run
 
 REPORT_KEY = "mcq_report"
@@ -43,6 +44,9 @@ PRESENT_INTRO = (
 )
 frame = result_first_page(
     "MCQ memorisation", INTRO, has_result=REPORT_KEY in st.session_state, present_intro=PRESENT_INTRO
+)
+linked = show_linked_result(
+    frame, (KIND,), has_result=REPORT_KEY in st.session_state, how_to_make=how_to_make("run the test")
 )
 
 with frame.setup:
@@ -108,7 +112,7 @@ with frame.result:
             )
             dataset = load_choice(load_mcq, choice, columns=columns, limit=int(limit))
             with watched_run("mcq", KIND, "questions"):
-                report, _, n_computed = run_stored_benchmark(
+                report, stored_run, n_computed = run_stored_benchmark(
                     dataset.questions,
                     config,
                     load=lambda: get_model(model),
@@ -123,7 +127,14 @@ with frame.result:
             said = [dataset.skipped_summary()] if dataset.skipped else []
             finish_run(
                 REPORT_KEY,
-                MCQRun(report, model, display_name(dataset.source), " ".join([*said, *dataset.notes]), n_computed),
+                MCQRun(
+                    report,
+                    model,
+                    display_name(dataset.source),
+                    " ".join([*said, *dataset.notes]),
+                    n_computed,
+                    stored_run.run_id,
+                ),
                 inputs,
             )
         except LeakLensError as exc:
@@ -131,7 +142,7 @@ with frame.result:
     cancelled_notice("mcq")
     if show_result(REPORT_KEY, inputs, show_run, action="Run"):
         scroll_after_run()
-    elif choice is None:
+    elif not (linked or frame.present) and choice is None:
         st.info(
             "Choose a benchmark in Setup to start: a ready example, an uploaded file, a local path or a hub dataset id."
         )

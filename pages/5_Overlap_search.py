@@ -28,6 +28,7 @@ from ui.overlap import (
     search_results,
     training_datasets,
 )
+from ui.presentation import how_to_make, show_linked_result
 
 # (Comments, not docstrings: a bare string in a page script is drawn on the page.)
 RESULT_KEY = "overlap_result"
@@ -47,6 +48,9 @@ PRESENT_INTRO = (
 )
 frame = result_first_page(
     "Overlap search", INTRO, has_result=RESULT_KEY in st.session_state, present_intro=PRESENT_INTRO
+)
+linked = show_linked_result(
+    frame, (), has_result=RESULT_KEY in st.session_state, how_to_make=how_to_make("search an index")
 )
 
 with frame.setup:
@@ -260,7 +264,7 @@ with frame.result:
     shown = show_result(RESULT_KEY, inputs, search_results, action="Search")
     if shown:
         scroll_after_run()
-    elif BUILD_KEY not in st.session_state and not names:
+    elif not (linked or frame.present) and BUILD_KEY not in st.session_state and not names:
         st.info(
             "Start in Setup: on the *Indexes* tab build an index of a training set (the ready example is a "
             "small demo corpus), then search it from the *Search* tab."

@@ -18,6 +18,7 @@ from ui.dataset_inference import load_texts, show_inference
 from ui.dataset_picker import dataset_picker, demo_examples
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
+from ui.presentation import how_to_make, show_linked_result
 from ui.run_control import cancelled_notice, watched_run
 
 RESULT_KEY = "dataset_inference"
@@ -38,6 +39,9 @@ PRESENT_INTRO = (
 )
 frame = result_first_page(
     "Dataset inference", INTRO, has_result=RESULT_KEY in st.session_state, present_intro=PRESENT_INTRO
+)
+linked = show_linked_result(
+    frame, (KIND,), has_result=RESULT_KEY in st.session_state, how_to_make=how_to_make("run the test")
 )
 
 
@@ -165,7 +169,7 @@ with frame.result:
     shown = show_result(RESULT_KEY, inputs, show_inference, action="Run dataset inference")
     if shown:
         scroll_after_run()
-    elif not ready:
+    elif not (linked or frame.present) and not ready:
         st.info(
             "Choose a suspect set and a validation set in Setup to start: the ready example compares famous "
             "passages with freshly written ones."

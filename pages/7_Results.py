@@ -7,6 +7,7 @@ import streamlit as st
 from core.errors import LeakLensError
 from core.membership.benchmark import latest_per_dataset
 from core.results.kinds import MEMBERSHIP_KIND, STORY_KINDS, kind_label
+from core.results.links import RUN_PARAM, LinkedRun, linked_run
 from core.results.overview import (
     PER_MODEL_KINDS,
     delta_table,
@@ -51,6 +52,7 @@ frame = result_first_page("Results", INTRO, has_result=bool(stories), present_in
 
 def _choose(run_id: str) -> None:
     st.session_state[OPEN_KEY] = (run_id, stories[0].run_id)
+    st.query_params.pop(RUN_PARAM, None)  # the address stops naming the run a shared link opened
     st.session_state[SCROLL_KEY] = True
 
 
@@ -61,6 +63,7 @@ with frame.result:
     runs_box = st.container()
 
 opened: RunInfo | None = None
+linked: LinkedRun | None = None
 chosen_models: list[str] = []
 if stories:
     with runs_box:
@@ -80,6 +83,10 @@ if stories:
         listed = filter_runs(stories, models=chosen_models or None, kinds=chosen_kinds or None)
         choice = st.session_state.get(OPEN_KEY) or (None, None)
         opened = opened_run(listed, choice[0], newest_when_chosen=choice[1], newest=stories[0].run_id)
+        wanted = str(st.query_params.get(RUN_PARAM, "")).strip()
+        linked = linked_run(stories, STORY_KINDS, wanted, how_to_make="") if wanted and not choice[0] else None
+        if linked is not None and linked.run is not None:
+            opened = linked.run
         unfinished = filter_runs(unfinished_runs(runs), models=chosen_models or None)
         st.caption(
             f"{len(listed)} of {len(stories)} finished runs, newest first"
@@ -132,12 +139,16 @@ if stories:
             )
 
     with opened_box:
+        if linked is not None and linked.run is None:
+            st.info(linked.message, icon=":material/slideshow:")
         if opened is None:
             st.info("No finished run matches the filters under *All runs*: choose another model or test there.")
         else:
             if st.session_state.pop(SCROLL_KEY, False):
                 scroll_to_result_area()
-            if opened.run_id == stories[0].run_id:
+            if linked is not None and linked.run is not None:
+                why_shown = linked.why_shown
+            elif opened.run_id == stories[0].run_id:
                 why_shown = "the most recent run"
             elif opened.run_id == choice[0]:
                 why_shown = "opened from the list below"

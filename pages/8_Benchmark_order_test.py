@@ -23,6 +23,7 @@ from ui.common import current_model_spec, current_start_token, get_model, stream
 from ui.dataset_picker import dataset_picker, demo_examples, unique_examples
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
+from ui.presentation import how_to_make, show_linked_result
 from ui.run_control import cancelled_notice, watched_run
 
 RESULT_KEY = "order_test"
@@ -42,6 +43,9 @@ PRESENT_INTRO = (
 )
 frame = result_first_page(
     "Benchmark order test", INTRO, has_result=RESULT_KEY in st.session_state, present_intro=PRESENT_INTRO
+)
+linked = show_linked_result(
+    frame, (KIND,), has_result=RESULT_KEY in st.session_state, how_to_make=how_to_make("run the test")
 )
 
 with frame.setup:
@@ -117,7 +121,7 @@ with frame.result:
     cancelled_notice("bo")
     if show_result(RESULT_KEY, inputs, show_order_test, action="Run order test"):
         scroll_after_run()
-    elif not ready:
+    elif not (linked or frame.present) and not ready:
         st.info(
             "Choose a benchmark in Setup to start: a ready example, an uploaded file, a local path or a hub dataset id."
         )

@@ -28,6 +28,7 @@ from core.viz.report import order_csv, order_report, order_shard_rows
 from ui.dataset_picker import DatasetChoice, load_choice
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.share import share_link
 
 TEMPLATE_KEY = "bo_template"
 SHARDS_KEY = "bo_shards"
@@ -166,6 +167,8 @@ def show_order_test(shown: OrderRun) -> None:
             on_click="ignore",
             icon=":material/download:",
         )
+    if test.run_id:
+        share_link(test.run_id, "bo")
     with details("bo_numbers"):
         show_numbers(test, shown.skipped, key="bo")
 

@@ -22,6 +22,7 @@ from core.viz.report import inference_report
 from ui.dataset_picker import DatasetChoice, load_choice
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.share import share_link
 
 
 @st.cache_data(show_spinner="Reading the texts…", max_entries=16)
@@ -63,7 +64,8 @@ def show_inference(inference: DatasetInference) -> None:
             "application/json",
             key="di_json",
         )
-
+    if inference.run_id:
+        share_link(inference.run_id, "di")
     with details("di_numbers"):
         blind = inference.scores.blind_baseline
         cols = st.columns(4)

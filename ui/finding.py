@@ -9,15 +9,22 @@ import streamlit as st
 
 from core.stats.finding import Finding
 from core.viz.banner import LEVEL_STYLE, banner_html
+from ui.layout import present_mode
 
 __all__ = ["LEVEL_STYLE", "banner_html", "finding_banner"]
 
 
 def finding_banner(finding: Finding) -> None:
-    """Headline first; the evidence and caveats folded just below it."""
+    """Headline first; the evidence and caveats folded just below it.
+
+    In Present mode the numbers line (AUROC, intervals, p-values) is hidden (``ui.layout.PRESENT_CSS``) and
+    leads the fold instead, now called "Details": an audience reads the plain headline, a question opens it."""
     st.markdown(banner_html(finding), unsafe_allow_html=True)
-    if finding.evidence or finding.caveats:
-        with st.expander("Evidence and caveats", expanded=False):
+    present = present_mode()
+    if finding.evidence or finding.caveats or (present and finding.numbers):
+        with st.expander("Details" if present else "Evidence and caveats", expanded=False):
+            if present and finding.numbers:
+                st.caption(_plain(finding.numbers))
             for line in finding.evidence:
                 st.markdown(f"- {_plain(line)}")
             for line in finding.caveats:

@@ -18,11 +18,11 @@ from typing import Any
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from core.results.links import PRESENT_PARAM, RUN_PARAM
 from ui.common import model_picker, page_setup
 from ui.freshness import Input, keep_result
 from ui.run_control import scroll_to_finding
 
-PRESENT_PARAM = "present"
 PRESENT_KEY = "leaklens_present"
 SETUP_KEY = "setup"
 JUST_FINISHED_KEY = "leaklens_just_finished"
@@ -30,7 +30,8 @@ RESULT_AREA_KEY = "result_area"
 
 PRESENT_CSS = """<style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
-.st-key-setup, [class*="st-key-controls_"], [class*="st-key-details_"] { display: none !important; }
+.st-key-setup, [class*="st-key-controls_"], [class*="st-key-details_"],
+.leaklens-numbers { display: none !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 2rem; }
 </style>"""
 SCROLL_TO_RESULT_JS = """<script>
@@ -119,6 +120,7 @@ def finish_run(key: str, result: Any, inputs: Sequence[Input]) -> None:
     """Keep a fresh result and draw the page again: Setup folds, the verdict is the first thing under the
     title, and the next draw brings it into view (``scroll_after_run``)."""
     keep_result(key, result, inputs)
+    st.query_params.pop(RUN_PARAM, None)  # the address no longer names a linked run: this result replaces it
     st.session_state[JUST_FINISHED_KEY] = True
     st.rerun()
 

@@ -27,6 +27,7 @@ from core.viz.report import leakage_report
 from ui.common import metric_columns
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.share import share_link
 
 
 def show_report(report: LeakageReport, threshold: float) -> None:
@@ -69,6 +70,8 @@ def show_report(report: LeakageReport, threshold: float) -> None:
             on_click="ignore",
             icon=":material/download:",
         )
+    if report.run_id:
+        share_link(report.run_id, "ld")
     with details("ld"):
         _show_details(report, threshold)
 

@@ -21,6 +21,7 @@ from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histog
 from core.viz.mcq_view import question_html
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.share import share_link
 
 
 class MCQRun(NamedTuple):
@@ -32,6 +33,8 @@ class MCQRun(NamedTuple):
     skipped: str
     n_computed: int
     """Questions measured by that run (0: read from the store)."""
+    run_id: str = ""
+    """The stored run's id: its presentation link opens it."""
 
 
 def show_run(shown: MCQRun) -> None:
@@ -72,6 +75,8 @@ def show_run(shown: MCQRun) -> None:
             icon=":material/download:",
             help="The same questions with their options shuffled: a release less easy to memorise by heart.",
         )
+    if shown.run_id:
+        share_link(shown.run_id, "mcq")
     with details("mcq"):
         _show_details(shown)
 

@@ -23,6 +23,7 @@ from ui.benchmark_order import show_numbers
 from ui.common import metric_columns
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.share import share_link
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
@@ -201,5 +202,6 @@ def show_run(store: ResultStore, run: RunInfo, why_shown: str) -> None:
             kind.figure(stored.result), width="stretch", key=FIGURE_KEYS.get(run.kind, f"results_{run.kind}_figure")
         )
     _exports(store, stored)
+    share_link(run.run_id, "results")
     if run.kind in MORE:
         MORE[run.kind](stored)

@@ -19,6 +19,20 @@ DEMO_DIR = ASSETS_DIR / "demo"
 
 
 @dataclass(frozen=True)
+class ClassNames:
+    """What a labelled set's two classes are called in a verdict, in the data's own words."""
+
+    members: str
+    """Label 1, e.g. "the famous passages"."""
+    non_members: str
+    """Label 0, e.g. "the freshly written passages"."""
+
+
+UNNAMED_CLASSES = ClassNames("the texts labelled as seen (label 1)", "the texts labelled unseen (label 0)")
+"""A user's file names no classes: the verdict says what the labels claim, in plain words."""
+
+
+@dataclass(frozen=True)
 class DemoDataset:
     """One shipped dataset and the test it demonstrates."""
 
@@ -29,6 +43,8 @@ class DemoDataset:
     filename: str
     title: str
     description: str
+    classes: ClassNames | None = None
+    """The two classes of a labelled (membership) demo."""
 
     @property
     def path(self) -> Path:
@@ -47,6 +63,7 @@ DEMO_DATASETS: tuple[DemoDataset, ...] = (
         "Famous vs fresh passages (demo)",
         "Public-domain passages every web-trained model has read (label 1) against paragraphs freshly written "
         "for LeakLens on the same topics (label 0).",
+        ClassNames("the famous passages", "the freshly written passages"),
     ),
     DemoDataset(
         "mcq",
@@ -92,6 +109,16 @@ def demo_path(source: str) -> Path:
             return demo.path
     choices = ", ".join(d.source for d in DEMO_DATASETS)
     raise DataError(f"Unknown demo dataset '{source.strip()}'; choose one of {choices}.")
+
+
+def class_names(name: str) -> ClassNames:
+    """The verdict's words for a labelled set's classes: a demo's own, else what the labels claim."""
+    if is_demo_source(name):
+        wanted = name.strip().removeprefix(DEMO_PREFIX).lower()
+        demo = next((d for d in DEMO_DATASETS if d.name == wanted), None)
+        if demo is not None and demo.classes is not None:
+            return demo.classes
+    return UNNAMED_CLASSES
 
 
 def dataset_label(name: str) -> str:

@@ -11,7 +11,7 @@ the stored scores whenever it is opened.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -80,6 +80,8 @@ class DatasetInference:
     """Per-text detector scores (suspect = label 1) with per-detector AUROCs and the blind baseline."""
     result: InferenceResult
     finding: Finding
+    run_id: str = ""
+    """The stored run's id ("" when nothing was stored): a shared link opens it."""
 
     @property
     def model(self) -> str:
@@ -187,7 +189,7 @@ def run_dataset_inference(
     run = store.get_or_create_run(KIND, key, meta)
     if not run.finished:
         store.finish_run(run.run_id, {"p_value": inference.result.p_value, "finding": inference.finding.to_dict()})
-    return inference
+    return replace(inference, run_id=run.run_id)
 
 
 def inference_from_run(store: ResultStore, run: RunInfo) -> DatasetInference:
@@ -200,10 +202,11 @@ def inference_from_run(store: ResultStore, run: RunInfo) -> DatasetInference:
             f"The scores behind dataset-inference run {run.run_id} are no longer stored (or not "
             "finished); run dataset inference again on the same sets and model."
         )
-    return infer_from_scores(
+    inference = infer_from_scores(
         result_from_store(store, scores_run),
         str(run.meta["suspect"]),
         str(run.meta["validation"]),
         n_splits=int(run.key["n_splits"]),
         seed=int(run.key["seed"]),
     )
+    return replace(inference, run_id=run.run_id)

@@ -10,6 +10,7 @@ in its meta. ``report_from_comparison`` rebuilds the same ``LeakageReport`` from
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from core.data.problems import CodeProblem, ProblemSet
@@ -108,7 +109,10 @@ def report_from_comparison(store: ResultStore, run: RunInfo) -> LeakageReport:
         )
         requests = [ModelRequest(model, base) for model, base in key["requests"]]
         losses = {spec: _model_losses(spec, samples) for spec in key["set_runs"]}
-        return build_leakage_report(sets, requests, losses, n_resamples=int(key["n_resamples"]), seed=int(key["seed"]))
+        report = build_leakage_report(
+            sets, requests, losses, n_resamples=int(key["n_resamples"]), seed=int(key["seed"])
+        )
+        return replace(report, run_id=run.run_id)
     except (KeyError, TypeError, ValueError) as exc:
         raise LeakLensError(
             f"The loss-delta comparison {run.run_id} in the store is incomplete ({exc!r}); run the test again."

@@ -323,6 +323,8 @@ class LeakageReport:
     skipped_test: tuple[SkippedRow, ...] = ()
     """Rows of the benchmark's data that could not be used (no prompt or solution text, ...)."""
     skipped_ref: tuple[SkippedRow, ...] = ()
+    run_id: str = ""
+    """The stored comparison's run id ("" when nothing was stored): a shared link opens it."""
 
     def dropped_notes(self) -> list[str]:
         """What was left out of the comparison and why, in words: every output says it, never only the JSON."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypedDict
 
 from core.data.problems import ProblemSet
@@ -105,7 +106,8 @@ def run_leakage_test(
             ]
     report = build_leakage_report(sets, requests, losses, n_resamples=n_resamples, seed=seed)
     if store is not None:
-        save_comparison(store, sets, report, set_runs, provenance=provenance)
+        saved = save_comparison(store, sets, report, set_runs, provenance=provenance)
+        report = replace(report, run_id=saved.run_id)
     return report
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from core.data.demo import class_names
 from core.membership.benchmark import BenchmarkResult
 from core.stats.bootstrap import CI_LEVEL
 from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
@@ -93,10 +94,16 @@ def wording_rivals_detectors(result: BenchmarkResult) -> bool:
 
 def membership_finding(result: BenchmarkResult) -> Finding:
     best = best_detector(result)
+    names = class_names(result.dataset)
     labels = result.labels
     n, n_members = result.n, sum(labels)
     n_non_members = len(labels) - n_members
-    sizes = f"{n} texts ({n_members} members, {n_non_members} non-members)"
+    n_detectors = len(result.method_keys)
+    # What the verdict rests on: another sample or detector set is another question, and may read another level.
+    sizes = (
+        f"{n} texts ({n_members} members, {n_non_members} non-members), "
+        f"{n_detectors} detector{'s' if n_detectors != 1 else ''}"
+    )
     baseline = result.blind_baseline
     evidence = []
     if best is not None:
@@ -178,8 +185,8 @@ def membership_finding(result: BenchmarkResult) -> Finding:
         if NONE_LOWER < lo and hi < NONE_UPPER:
             return Finding(
                 "none",
-                "No sign that the model saw the member texts: its scores tell them from the non-members no better "
-                "than guessing, and a useful difference would have shown.",
+                f"No sign that the model saw {names.members}: its scores tell them from {names.non_members} no "
+                "better than guessing, and a useful difference would have shown.",
                 tuple(evidence),
                 tuple(caveats),
                 numbers,
@@ -189,9 +196,8 @@ def membership_finding(result: BenchmarkResult) -> Finding:
         if hi < CHANCE:
             return Finding(
                 "inconclusive",
-                "Cannot tell: the scores rank the non-members as more familiar to the model than the members, "
-                "which the model having seen the members cannot explain; check the labels and how the sets were "
-                "drawn.",
+                f"Cannot tell: the scores rank {names.non_members} as more familiar to the model than "
+                f"{names.members}, which memory cannot explain; check the labels and how the sets were drawn.",
                 tuple(evidence),
                 tuple(caveats),
                 numbers,
@@ -225,8 +231,8 @@ def membership_finding(result: BenchmarkResult) -> Finding:
     how = {"strong": "far better", "moderate": "clearly better", "weak": "somewhat better"}[level]
     return Finding(
         level,
-        f"{words} evidence that the model saw the member texts: its scores tell them from the non-members {how} "
-        "than guessing.",
+        f"{words} evidence that the model saw {names.members}: its scores tell them from {names.non_members} "
+        f"{how} than guessing.",
         tuple(evidence),
         tuple(caveats),
         numbers,

@@ -35,7 +35,7 @@ from core.store.results import ResultStore, RunInfo
 from core.viz.inference_plots import held_out_scores
 from core.viz.leakage_plots import delta_bars
 from core.viz.mcq_plots import mcq_score_distribution
-from core.viz.membership_plots import auroc_bars, auroc_heatmap
+from core.viz.membership_plots import auroc_heatmap, detector_summary
 from core.viz.order_plots import order_chart
 from core.viz.report import (
     DEFAULT_TITLE,
@@ -117,7 +117,7 @@ KINDS: tuple[RunKind, ...] = (
         membership_finding,
         sections=lambda items: membership_sections([result for result, _ in items]),
         csv=lambda result, finding, run: membership_csv(result, finding, _stored_name(run)),
-        figure=auroc_bars,
+        figure=detector_summary,
         compare=auroc_heatmap,
         report_title=DEFAULT_TITLE,
         report_intro=MEMBERSHIP_INTRO,

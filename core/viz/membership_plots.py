@@ -381,3 +381,109 @@ def top_methods(result: BenchmarkResult, n: int = 6) -> list[str]:
         key=lambda k: -result.metrics[k].auroc,  # type: ignore[union-attr]
     )
     return ranked[:n]
+
+
+PLAIN_FAMILIES: dict[str, str] = {
+    "loss": "How familiar the whole text is",
+    "zlib": "Familiarity beyond plain repetition",
+    "min_k_pp": "Familiarity of its least expected words, calibrated",
+    "min_k": "Familiarity of its least expected words",
+    "slope": "Confidence rising through the text",
+    "reference": "Familiarity compared with a second model",
+    "recall": "Familiarity after a non-member prefix",
+    "neighbourhood": "Familiarity against reworded copies",
+}
+"""Each detector family in words an audience follows (the technical name stays in the hover)."""
+SUMMARY_BASELINE = "Wording alone (no model)"
+SUMMARY_ENSEMBLE = "All detectors combined"
+BEST_COLOUR = "#1f4e9a"
+"""The best detector's bar: a darker blue than the others (never red or green, which mean finding levels)."""
+
+
+def detector_family(key: str) -> str:
+    """The family a method key belongs to (``slope_2gram_mean`` -> ``slope``), longest known prefix first."""
+    for family in sorted(PLAIN_FAMILIES, key=len, reverse=True):
+        if key == family or key.startswith(f"{family}_"):
+            return family
+    return key
+
+
+def family_rows(result: BenchmarkResult) -> list[tuple[str, str, MetricResult, int]]:
+    """One row per detector family, best AUROC first: ``(plain name, technical name of its best member, metric,
+    members in the family)``; the ensemble and the wording-alone baseline come last."""
+    best: dict[str, tuple[str, MetricResult, int]] = {}
+    for key in result.method_keys:
+        metric = result.metrics.get(key)
+        if metric is None:
+            continue
+        family = detector_family(key)
+        label = result.method_labels.get(key, key)
+        held = best.get(family)
+        size = (held[2] if held else 0) + 1
+        if held is None or metric.auroc > held[1].auroc:
+            best[family] = (label, metric, size)
+        else:
+            best[family] = (held[0], held[1], size)
+    rows = [(PLAIN_FAMILIES.get(family, label), label, metric, size) for family, (label, metric, size) in best.items()]
+    rows.sort(key=lambda row: -row[2].auroc)
+    if result.ensemble is not None:
+        rows.append((SUMMARY_ENSEMBLE, ENSEMBLE_LABEL, result.ensemble, 1))
+    if result.blind_baseline is not None:
+        rows.append((SUMMARY_BASELINE, BASELINE_LABEL, result.blind_baseline, 1))
+    return rows
+
+
+def detector_summary(result: BenchmarkResult) -> go.Figure:
+    """The membership verdict's chart in plain words: one bar per detector family (a family's variants folded
+    into its best), the best first and darkest, then all detectors combined and the wording alone, each with
+    its 95% interval; hover names the technical detector and its AUROC."""
+    rows = family_rows(result)
+    labels = [f"{plain} (best of {size})" if size > 1 else plain for plain, _, _, size in rows]
+    colours = [
+        BASELINE_COLOUR
+        if plain == SUMMARY_BASELINE
+        else ENSEMBLE_COLOUR
+        if plain == SUMMARY_ENSEMBLE
+        else BEST_COLOUR
+        if index == 0
+        else NEUTRAL_COLOUR
+        for index, (plain, _, _, _) in enumerate(rows)
+    ]
+    bar = go.Bar(
+        y=labels,
+        x=[m.auroc for _, _, m, _ in rows],
+        orientation="h",
+        marker_color=colours,
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": [m.ci[1] - m.auroc for _, _, m, _ in rows],
+            "arrayminus": [m.auroc - m.ci[0] for _, _, m, _ in rows],
+            "color": CHANCE_COLOUR,
+            "thickness": 1.2,
+        },
+        customdata=[[plotly_text(name), m.ci[0], m.ci[1]] for _, name, m, _ in rows],
+        hovertemplate="%{customdata[0]}<br>AUROC %{x:.3f} (95% CI %{customdata[1]:.3f}–%{customdata[2]:.3f})"
+        "<extra></extra>",
+        name="",
+    )
+    figure = go.Figure(bar)
+    figure.add_vline(0.5, line={"color": CHANCE_COLOUR, "dash": "dot", "width": 1.5})
+    figure.add_annotation(
+        x=0.5, y=1.0, yref="paper", yanchor="bottom", text="guessing", showarrow=False, font={"color": CHANCE_COLOUR}
+    )
+    title = (
+        f"{plotly_text(dataset_label(result.dataset))} · {plotly_text(result.model)}: which detector tells them apart"
+    )
+    style_figure(
+        figure,
+        height=max(260, 34 * len(rows) + 150),
+        title=title,
+        showlegend=False,
+        xaxis={
+            "title": {"text": f"How often a seen text outscores an unseen one ({result.n} texts; 0.5 = guessing)"},
+            "range": [0.0, 1.05],
+        },
+    )
+    figure.update_yaxes(autorange="reversed", showgrid=False)
+    return figure

@@ -7,6 +7,8 @@ import time
 
 from playwright.sync_api import Page
 
+from tests.helpers.jargon import jargon_in
+
 APP_SELECTOR = '[data-testid="stApp"]'
 IDLE_SELECTOR = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 RUNNING_ICON = '[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]'
@@ -206,3 +208,34 @@ def present_view(page: Page, screenshot: str) -> None:
     assert_verdict_in_viewport(page)
     assert visible_inputs(page) == []
     page.screenshot(path=screenshot)
+    assert visible_jargon(page) == [], visible_text(page)
+
+
+VISIBLE_TEXT_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+  const out = [];
+  while (walker.nextNode()) {
+    const el = walker.currentNode.parentElement;
+    if (!el) continue;
+    const fold = el.closest('details');
+    if (fold && !fold.open && !el.closest('summary')) continue;  // a closed fold's content is not on screen
+    if (el.closest('[data-testid="stIconMaterial"]')) continue;  // an icon's ligature name, drawn as a symbol
+    const r = el.getBoundingClientRect(); const s = getComputedStyle(el);
+    if (r.width === 0 || r.height === 0 || s.visibility === 'hidden' || s.display === 'none') continue;
+    const text = walker.currentNode.textContent.trim();
+    if (text) out.push(text);
+  }
+  return out.join(' \\n ');
+}"""
+
+
+def visible_text(page: Page) -> str:
+    """Every piece of text a person can see on the page's main area (charts' labels included), in order."""
+    return page.evaluate(VISIBLE_TEXT_JS)
+
+
+def visible_jargon(page: Page) -> list[str]:
+    """The jargon terms (``tests.helpers.jargon``) in the text a person can see, each with its context."""
+    text = visible_text(page)
+    return [f"{term}: …{text[max(0, m.start() - 40) : m.end() + 40]}…" for term, m in jargon_in(text)]

@@ -398,10 +398,11 @@ def test_a_gateway_turning_requests_away_is_waited_out_as_its_retry_after_says(v
 
 
 def test_connecting_with_a_timeout_shorter_than_the_servers_answer_names_the_timeout(vllm_endpoint):
-    """Against the real server with --timeout 0.05 (its CPU needs longer for a completion): connecting says the
-    server was late, never that it lacks log-probs or generation."""
-    with pytest.raises(ServedModelError, match=r"did not answer within 0\.05 s \(--timeout\)") as late:
-        _served(vllm_endpoint, timeout_s=0.05)
+    """Against the real server with --timeout 0.005: connecting sends a completion, which a model pass on this CPU
+    cannot answer in 5 ms (0.05 s was once met by a warm server), and says the server was late, never that it
+    lacks log-probs or generation."""
+    with pytest.raises(ServedModelError, match=r"did not answer within 0\.005 s \(--timeout\)") as late:
+        _served(vllm_endpoint, timeout_s=0.005)
     assert "neither returns" not in str(late.value)
 
 

@@ -581,7 +581,7 @@ def test_mcq_is_none_only_inside_its_margin(monkeypatch, completion, token, leve
         (_metric(0.5, 0.42, 0.58), "none", "No sign"),
         (_metric(0.5, 0.40, 0.58), "inconclusive", "includes chance"),  # on the lower edge
         (_metric(0.52, 0.44, 0.60), "inconclusive", "includes chance"),  # on the upper edge
-        (_metric(0.45, 0.35, 0.49), "inconclusive", "rank the non-members as more familiar"),
+        (_metric(0.45, 0.35, 0.49), "inconclusive", "rank the texts labelled unseen (label 0) as more familiar"),
         (_metric(0.6, 0.51, 0.69), "weak", "Weak evidence"),
     ],
 )

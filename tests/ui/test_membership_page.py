@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import html
+import json
+import shlex
+
 import pytest
 
+from core.cli import main
+from core.config import PROJECT_ROOT
 from core.membership.benchmark import KIND
 from core.store.results import ResultStore
 from tests.ui.helpers import computed_for, stale_notes
@@ -191,3 +197,24 @@ def test_cancel_keeps_stored_texts_says_so_and_run_again_resumes(store_path, ope
     assert run.finished
     assert run.n_done == 12
     assert not any(b.label == "Cancel" for b in app.button)
+
+
+def test_the_page_and_the_readme_command_ask_one_question_and_get_one_answer(store_path, open_page, tmp_path):
+    """README tour step 2's ``mia`` command and the page's defaults on the same demo are one stored run: the same
+    texts, detectors and model, so the same verdict (and the second of them is read from the store)."""
+    line = next(
+        line for line in (PROJECT_ROOT / "README.md").read_text().splitlines() if " core mia --dataset demo:" in line
+    )
+    argv = shlex.split(line.split(" -m core ", 1)[1])
+    argv[argv.index("--model") + 1] = "tiny-random"
+    argv[argv.index("--out") + 1] = str(tmp_path / "r.json")
+    assert main([*argv, "--store", str(store_path)]) == 0
+
+    app = open_page(PAGE)
+    app.selectbox(key="mb_example").set_value("Famous vs fresh passages (demo)").run()
+    app.button(key="mb_run").click().run()
+    assert not app.exception, app.exception
+    assert any("read from the store" in c.value for c in app.caption)  # the CLI's run, not a second one
+    assert len(ResultStore(store_path).list_runs(KIND)) == 1
+    headline = json.loads((tmp_path / "r.json").read_text())["finding"]["headline"]
+    assert any(html.escape(headline) in m.value for m in app.markdown), headline

@@ -26,6 +26,7 @@ from core.viz.banner import banner_html
 from core.viz.glossary import GLOSSARY, gloss_html, terms_in
 from tests.benchmark_order.test_order_finding import result as order_result
 from tests.benchmark_order.test_order_finding import spread
+from tests.helpers.jargon import jargon_in
 from tests.leakage.test_loss_delta_confounded import _report as _delta_report
 from tests.leakage.test_loss_delta_confounded import _row as _tuned_row
 from tests.stats.test_findings import (
@@ -39,35 +40,6 @@ from tests.stats.test_findings import (
     _overlap,
 )
 
-JARGON: dict[str, str] = {
-    # name: regular expression (case-insensitive unless it says otherwise)
-    "AUROC": r"AUROC",
-    "CI": r"(?-i:\bCI\b)",
-    "interval": r"\binterval",
-    "95%": r"95 ?%",
-    "Δ": r"Δ",
-    "nats": r"\bnats?\b",
-    "p-value": r"p-value",
-    "p =": r"(?<![\w-])p ?=",
-    "p <": r"(?<![\w-])p ?<",
-    "Cohen's d": r"Cohen",
-    "confounded": r"confound",
-    "TPR": r"TPR",
-    "FPR": r"FPR",
-    "perplexity": r"perplexit",
-    "Min-K": r"Min-(?:K|\d)",
-    "zlib": r"zlib",
-    "bootstrap": r"bootstrap",
-    "calibration": r"calibration",
-    "percentile": r"percentile",
-    "blind baseline": r"blind baseline",
-    "slope": r"\bslope",
-    "loss": r"\bloss\b",
-    "log-prob": r"log-?prob",
-    "significant": r"significan",
-    "Wilcoxon / Mann-Whitney": r"wilcoxon|mann-whitney",
-    "internal key": r"(?-i:\b[a-z]+_[a-z0-9_]+\b)",
-}
 REQUIRED_TERMS = (
     "AUROC",
     "95% interval",
@@ -193,14 +165,10 @@ def _mcq_finding(report) -> Finding:
     return mcq_finding(report)
 
 
-def _jargon_in(text: str) -> list[tuple[str, re.Match[str]]]:
-    return [(name, m) for name, pattern in JARGON.items() for m in re.finditer(pattern, text, re.IGNORECASE)]
-
-
 @pytest.mark.parametrize("name", FINDINGS)
 def test_no_headline_holds_jargon(name):
     finding = FINDINGS[name]()
-    found = [(term, m.group()) for term, m in _jargon_in(finding.headline)]
+    found = [(term, m.group()) for term, m in jargon_in(finding.headline)]
     assert not found, f"{name} ({finding.level}): {finding.headline!r} uses {found}"
 
 
@@ -210,7 +178,7 @@ def test_every_jargon_term_in_the_numbers_is_glossed(name):
     assert finding.numbers, f"{name}: no numbers line"
     spans = [(m.start(), m.end()) for m, _ in terms_in(finding.numbers)]
     html = gloss_html(finding.numbers)
-    for term, match in _jargon_in(finding.numbers):
+    for term, match in jargon_in(finding.numbers):
         assert term != "internal key", f"{name}: internal key {match.group()!r} in {finding.numbers!r}"
         assert any(s <= match.start() < e for s, e in spans), (
             f"{name}: {term} ({match.group()!r}) is not glossed in {finding.numbers!r}"
