@@ -39,8 +39,8 @@ INTRO = (
 )
 PRESENT_INTRO = (
     "**Does the model find this benchmark easier than comparable fresh problems?** The model reads each "
-    "benchmark solution and each solution of a set written later; a benchmark it finds clearly easier (a lower "
-    "loss) may have been in its training data, or text very like it."
+    "benchmark solution and each solution of a set written later; a benchmark it finds clearly easier (its "
+    "solutions surprise it less) may have been in its training data, or text very like it."
 )
 frame = result_first_page("Loss delta", INTRO, has_result=REPORT_KEY in st.session_state, present_intro=PRESENT_INTRO)
 linked = show_linked_result(

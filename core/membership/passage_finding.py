@@ -362,8 +362,8 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     if level == "none" and highest.chance < NONE_CHANCE:
         return Finding(
             "inconclusive",
-            f"Cannot tell: more predictable than {_share(highest)} freshly written passages of similar length "
-            f"({_headline_name(highest)}), above most new text but not far enough to count as a sign. Testing "
+            f"Cannot tell: more predictable than {_share(highest)} freshly written passages of similar length, "
+            "above most new text but not far enough to count as a sign. Testing "
             "more passages from the same source together (Membership or Dataset inference) can tell.",
             tuple(evidence),
             tuple(caveats),
