@@ -60,8 +60,8 @@ STEPS: tuple[Step, ...] = (
             ),
         ),
     ),
-    Step("delta", "3. Loss delta", (("delta", "--test", "humaneval", "--reference", "builtin", "--limit", "8"),)),
-    Step("mcq", "4. MCQ memorisation", (("mcq", "--dataset", "demo:mcq", "--limit", "8"),)),
+    Step("delta", "3. Loss delta", (("delta", "--test", "humaneval", "--reference", "builtin"),)),
+    Step("mcq", "4. MCQ memorisation", (("mcq", "--dataset", "demo:mcq"),)),
     Step(
         "overlap",
         "5. Overlap search",
@@ -126,6 +126,7 @@ def run_step(step: Step, env: dict[str, str], workdir: Path) -> dict[str, object
                 "command": "python -m core " + " ".join(command),
                 "seconds": round(time.perf_counter() - began, 2),
                 "returncode": done.returncode,
+                "finding": next((line for line in done.stdout.splitlines() if line.startswith("finding")), None),
                 "stderr_tail": done.stderr.splitlines()[-12:],
             }
         )

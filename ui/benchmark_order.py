@@ -19,7 +19,7 @@ from core.benchmark_order.run import MIN_EXAMPLES_PER_SHARD, OrderTest
 from core.benchmark_order.settings import DEFAULT_PERMUTATIONS, DEFAULT_SHARDS
 from core.benchmark_order.sizing import SUGGESTED_EXAMPLES_PER_SHARD, most_shards, suggested_shards
 from core.benchmark_order.statistic import shards_needed
-from core.data.demo import dataset_label
+from core.data.demo import dataset_label, demo_sample_note
 from core.data.tables import Table, load_table
 from core.errors import DataError
 from core.viz.leakage_plots import short_model_name
@@ -138,6 +138,9 @@ def show_order_test(shown: OrderRun) -> None:
     test = shown.test
     st.subheader(f"{dataset_label(test.benchmark)} · {short_model_name(test.model)}")
     finding_banner(test.finding)
+    small = demo_sample_note(test.benchmark, test.finding.level, "questions")
+    if small:
+        st.info(small, icon=":material/science:")
     st.plotly_chart(order_chart(test), width="stretch", key="bo_chart")
     st.markdown(WHAT_IT_SHOWS)
     for caveat in test.finding.caveats:

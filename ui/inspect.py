@@ -379,15 +379,18 @@ def _strip(placement: PassagePlacement, method: MethodPlacement, finding: Findin
     )
 
 
+def passage_label(result: InspectResult, index: int) -> str:
+    """One passage as a reader knows it: a built-in example by name, anything else as "your passage"."""
+    text = result.texts[index] if index < len(result.texts) else ""
+    example = next((e for e in (GETTYSBURG, FRESH, GETTYSBURG_PARAPHRASE) if text and _same_text(e.text, text)), None)
+    return EXAMPLE_LABELS[example.key] if example is not None else "your passage"
+
+
 def data_label(result: InspectResult) -> str:
     """The passages as a reader knows them: a built-in example by name, anything else as "your passage"."""
     names = []
     for index, passage in enumerate(result.passages):
-        text = result.texts[index] if index < len(result.texts) else ""
-        example = next(
-            (e for e in (GETTYSBURG, FRESH, GETTYSBURG_PARAPHRASE) if text and _same_text(e.text, text)), None
-        )
-        label = EXAMPLE_LABELS[example.key] if example is not None else "your passage"
+        label = passage_label(result, index)
         names.append(label if len(result.passages) == 1 else f"{passage.name}: {label}")
     joined = " vs ".join(names)
     return joined[0].upper() + joined[1:]
@@ -717,8 +720,9 @@ def token_csv(result: InspectResult, findings: list[Finding]) -> str:
     for rows in tables:
         for row in rows[:1]:
             columns += [c for c in row if c not in columns]
-    for passage, finding, rows in zip(result.passages, findings, tables, strict=True):
-        text = result_csv(rows, finding=finding, model=result.model, data=passage.name, columns=columns)
+    for index, (finding, rows) in enumerate(zip(findings, tables, strict=True)):
+        data = passage_label(result, index)
+        text = result_csv(rows, finding=finding, model=result.model, data=data, columns=columns)
         parts.append(text if not parts else text.split("\n", 1)[1])
     return "".join(parts)
 
@@ -758,7 +762,8 @@ def scores_csv(result: InspectResult, findings: list[Finding]) -> str:
                     "chance_if_fresh": placed.chance if placed else None,
                 }
             )
-        text = result_csv(rows, finding=finding, model=result.model, data=passage.name, columns=columns)
+        data = passage_label(result, index)
+        text = result_csv(rows, finding=finding, model=result.model, data=data, columns=columns)
         parts.append(text if not parts else text.split("\n", 1)[1])
     return "".join(parts)
 

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, cast
 
 import streamlit as st
 
-from core.data.demo import dataset_label
+from core.data.demo import dataset_label, demo_sample_note
 from core.data.questions import to_jsonl
 from core.mcq.completion import ProbeKind
 from core.mcq.finding import mcq_finding
@@ -43,6 +43,9 @@ def show_run(shown: MCQRun) -> None:
     finding = mcq_finding(report)
     st.subheader(f"{benchmark} · {model}")
     finding_banner(finding)
+    small = demo_sample_note(shown.benchmark, finding.level, "questions")
+    if small:
+        st.info(small, icon=":material/science:")
     st.plotly_chart(mcq_score_distribution(report, VERDICT_PROBE), width="stretch", key="mcq_dist")
     with controls("mcq_exports"):
         cols = st.columns(3)

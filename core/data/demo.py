@@ -121,6 +121,22 @@ def class_names(name: str) -> ClassNames:
     return UNNAMED_CLASSES
 
 
+def demo_sample_note(name: str, level: str, unit: str) -> str | None:
+    """For a verdict that cannot tell yet on a shipped demo: one plain sentence saying the demo is a small sample
+    that shows how the test works, and what a real run needs. None for any other data or level."""
+    if level != "inconclusive" or not is_demo_source(name):
+        return None
+    wanted = name.strip().removeprefix(DEMO_PREFIX).lower()
+    demo = next((d for d in DEMO_DATASETS if d.name == wanted), None)
+    if demo is None or not demo.path.exists():
+        return None
+    rows = sum(1 for line in demo.path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return (
+        f"This demo is a small sample ({rows} {unit}) that shows how the test works; with so few it usually "
+        f"cannot tell yet. A real benchmark of a few hundred {unit} can settle it."
+    )
+
+
 def dataset_label(name: str) -> str:
     """What people call a data set on screen and in reports: a shipped demo's title, else ``name`` itself."""
     if is_demo_source(name):

@@ -265,3 +265,18 @@ def test_rows_holding_lone_surrogates_are_skipped_by_line(tmp_path):
     (skipped,) = ds.skipped
     assert skipped.line == 2
     assert "lone surrogate U+D800 at character 4" in skipped.reason
+
+
+def test_a_demo_that_cannot_tell_yet_says_it_is_a_small_sample_and_nothing_else_does():
+    from core.data.demo import DEMO_DATASETS, class_names, demo_sample_note
+
+    rows = sum(1 for line in next(d for d in DEMO_DATASETS if d.name == "mcq").path.open() if line.strip())
+    note = demo_sample_note("demo:mcq", "inconclusive", "questions")
+    assert note == (
+        f"This demo is a small sample ({rows} questions) that shows how the test works; with so few it usually "
+        "cannot tell yet. A real benchmark of a few hundred questions can settle it."
+    )
+    assert demo_sample_note("demo:mcq", "strong", "questions") is None
+    assert demo_sample_note("my_benchmark.jsonl", "inconclusive", "questions") is None
+    assert class_names("demo:famous-vs-fresh").members == "the famous passages"
+    assert class_names("demo:mcq").members == "the texts labelled as seen (label 1)"
