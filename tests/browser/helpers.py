@@ -223,7 +223,7 @@ VISIBLE_TEXT_JS = """(skipCharts) => {
     if (fold && !fold.open && !el.closest('summary')) continue;  // a closed fold's content is not on screen
     if (el.closest('[data-testid="stIconMaterial"]')) continue;  // an icon's ligature name, drawn as a symbol
     if (skipCharts && el.closest(".js-plotly-plot")) continue;
-    if (el.closest('h1')) continue;  // the page's title is the test's name ("Loss delta")
+    if (el.closest('h1, h2, h3')) continue;  // the test's name and the run's data and model names
     const r = el.getBoundingClientRect(); const s = getComputedStyle(el);
     if (r.width === 0 || r.height === 0 || s.visibility === 'hidden' || s.display === 'none') continue;
     const text = walker.currentNode.textContent.trim();
@@ -234,8 +234,9 @@ VISIBLE_TEXT_JS = """(skipCharts) => {
 
 
 def visible_text(page: Page, *, charts: bool = True) -> str:
-    """Every piece of text a person can see on the page's main area below its title, in order; ``charts=False``
-    leaves the charts' labels out."""
+    """Every piece of text a person can see on the page's main area, in order, but its headings (the test's name,
+    the data's and the model's names, which are the user's own words); ``charts=False`` leaves the charts' labels
+    out."""
     return page.evaluate(VISIBLE_TEXT_JS, not charts)
 
 
