@@ -12,7 +12,8 @@ Rules, in order:
   finding shows above zero, so a level never contradicts its own interval, and a model that never read the file
   reads ``weak`` or more at most 2.5% of the time;
 - the 95% interval of the mean difference per example lies below ``NONE_MARGIN`` -> ``none``;
-- otherwise ``inconclusive``, with about how many more shards would settle it.
+- otherwise ``inconclusive``, with about how many more shards would settle it (past ten times the shards
+  it had, that no benchmark file fills so many: any preference is too small to show).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from core.benchmark_order.statistic import OrderTestResult, shards_needed, t_int
 from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
 
 STRONG_P, MODERATE_P, WEAK_P = 0.001, 0.01, 0.05
+OUT_OF_REACH = 10
+"""More than this many times the shards a run had is more than any benchmark file could add: the headline says
+the preference, if any, is too small to show rather than leaving a reader with a four-digit count."""
 LEVEL_RULES: tuple[tuple[Level, float, float], ...] = (
     ("strong", STRONG_P, 0.999),
     ("moderate", MODERATE_P, 0.99),
@@ -144,6 +148,8 @@ def order_finding(result: OrderTestResult, benchmark: str, patterns: Sequence[Or
         )
     more = texts_needed(n, mean, (lo, hi), (0.0, NONE_MARGIN))
     tail = f"about {more - n} more shards would settle it" if more else "more shards would settle it"
+    if more and more > OUT_OF_REACH * n:  # "3858 more" tells a reader nothing: say what it means
+        tail += ", far more than one benchmark file fills, so any preference is too small to show here"
     return Finding(
         "inconclusive",
         f"Cannot tell yet: with {count(n, 'shard')} the measurement is too rough to say whether the model prefers "

@@ -80,3 +80,13 @@ def test_a_pattern_in_the_order_confounds_the_test():
     assert finding.level == "confounded"
     assert "difficulty" in finding.headline and "not a fair test" in finding.headline.lower()
     assert any("30 of 32" in line for line in finding.evidence)
+
+
+def test_a_count_out_of_reach_says_what_it_means():
+    """An unseen file's shards spread wide around zero: thousands more would be needed; the headline says that no
+    benchmark file fills that, instead of leaving a reader with the bare count."""
+    finding = order_finding(result(spread(0.05, n=30, width=20.0)), "unseen.jsonl")
+    assert finding.level == "inconclusive"
+    assert "more shards would settle it, far more than one benchmark file fills" in finding.headline
+    near = order_finding(result(spread(0.5, n=10, width=2.0)), "b")
+    assert "far more than" not in near.headline or near.level != "inconclusive"
