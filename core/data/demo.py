@@ -99,35 +99,35 @@ def is_demo_source(source: str) -> bool:
     return source.strip().lower().startswith(DEMO_PREFIX)
 
 
+def _demo_named(source: str) -> DemoDataset | None:
+    """The shipped dataset ``demo:NAME`` names (None for any other source or an unknown name)."""
+    if not is_demo_source(source):
+        return None
+    name = source.strip()[len(DEMO_PREFIX) :].strip().lower()
+    return next((d for d in DEMO_DATASETS if d.name == name), None)
+
+
 def demo_path(source: str) -> Path:
     """The file behind ``demo:NAME``; a clear error naming the choices for an unknown name."""
-    name = source.strip()[len(DEMO_PREFIX) :].strip().lower()
-    for demo in DEMO_DATASETS:
-        if demo.name == name:
-            if not demo.path.exists():
-                raise DataError(f"The demo file {demo.path} is missing from this checkout; restore assets/demo/.")
-            return demo.path
-    choices = ", ".join(d.source for d in DEMO_DATASETS)
-    raise DataError(f"Unknown demo dataset '{source.strip()}'; choose one of {choices}.")
+    demo = _demo_named(source)
+    if demo is None:
+        choices = ", ".join(d.source for d in DEMO_DATASETS)
+        raise DataError(f"Unknown demo dataset '{source.strip()}'; choose one of {choices}.")
+    if not demo.path.exists():
+        raise DataError(f"The demo file {demo.path} is missing from this checkout; restore assets/demo/.")
+    return demo.path
 
 
 def class_names(name: str) -> ClassNames:
     """The verdict's words for a labelled set's classes: a demo's own, else what the labels claim."""
-    if is_demo_source(name):
-        wanted = name.strip().removeprefix(DEMO_PREFIX).lower()
-        demo = next((d for d in DEMO_DATASETS if d.name == wanted), None)
-        if demo is not None and demo.classes is not None:
-            return demo.classes
-    return UNNAMED_CLASSES
+    demo = _demo_named(name)
+    return demo.classes if demo is not None and demo.classes is not None else UNNAMED_CLASSES
 
 
 def demo_sample_note(name: str, level: str, unit: str) -> str | None:
     """For a verdict that cannot tell yet on a shipped demo: one plain sentence saying the demo is a small sample
     that shows how the test works, and what a real run needs. None for any other data or level."""
-    if level != "inconclusive" or not is_demo_source(name):
-        return None
-    wanted = name.strip().removeprefix(DEMO_PREFIX).lower()
-    demo = next((d for d in DEMO_DATASETS if d.name == wanted), None)
+    demo = _demo_named(name) if level == "inconclusive" else None
     if demo is None or not demo.path.exists():
         return None
     rows = sum(1 for line in demo.path.read_text(encoding="utf-8").splitlines() if line.strip())

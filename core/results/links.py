@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from core.results.kinds import kind_label
-from core.results.overview import story_runs
+from core.results.overview import runs_named, story_runs
 from core.store.results import RunInfo
 
 RUN_PARAM = "run"
@@ -47,7 +47,7 @@ def linked_run(runs: Sequence[RunInfo], kinds: Sequence[str], wanted: str | None
         if not newest:
             return LinkedRun(None, message=f"Nothing to present yet: no run of this test is stored. {how_to_make}")
         return LinkedRun(newest[0], why_shown="the most recent run of this test")
-    matches = [run for run in runs if run.run_id == wanted] or [run for run in runs if run.run_id.startswith(wanted)]
+    matches = runs_named(runs, wanted)
     if len(matches) != 1:
         found = "is not stored here" if not matches else f"matches {len(matches)} stored runs"
         return LinkedRun(

@@ -102,6 +102,11 @@ def story_runs(runs: Sequence[RunInfo]) -> list[RunInfo]:
     return sorted(stories, key=_newest_first)
 
 
+def runs_named(runs: Sequence[RunInfo], wanted: str) -> list[RunInfo]:
+    """The run whose id is ``wanted``, else every run whose id starts with it (a unique prefix names one run)."""
+    return [r for r in runs if r.run_id == wanted] or [r for r in runs if wanted and r.run_id.startswith(wanted)]
+
+
 def unfinished_runs(runs: Sequence[RunInfo]) -> list[RunInfo]:
     """Runs not finished (running or interrupted), parts of other runs left out, newest first."""
     parts = parts_of(runs)

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from core.errors import LeakLensError
 from core.results.kinds import KINDS, kind_of
-from core.results.overview import parts_of
+from core.results.overview import parts_of, runs_named
 from core.results.stored import StoredResult, open_stored
 from core.store.results import ResultStore, RunInfo
 from core.viz.report import MIXED_TITLE, ReportSection, render_report
@@ -21,7 +21,7 @@ def find_stored_runs(store: ResultStore, run_ids: Sequence[str]) -> list[RunInfo
     chosen = []
     for wanted in run_ids:
         wanted = wanted.strip()
-        matches = [r for r in runs if r.run_id == wanted] or [r for r in runs if wanted and r.run_id.startswith(wanted)]
+        matches = runs_named(runs, wanted)
         if not matches:
             raise LeakLensError(
                 f"No stored run with id '{wanted}' in {store.path}; the Results page (details) lists the run ids."
