@@ -20,15 +20,14 @@ from core.membership.method_choice import method_choices
 from core.methods import default_methods, parse_methods
 from core.methods.base import Method
 from core.methods.reference import DEFAULT_REFERENCE
-from core.results.report import stored_runs_report
-from core.stats.finding import Finding
-from core.store.results import ResultStore
+from core.results.stored import StoredResult
+from core.store.results import ResultStore, RunInfo
 from core.viz.membership_plots import detector_summary, member_score_histogram, roc_overlay, top_methods
-from core.viz.report import membership_csv
 from ui.common import metric_columns
 from ui.dataset_picker import DatasetChoice, load_choice
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.results import run_exports
 from ui.share import share_link
 
 
@@ -63,14 +62,16 @@ def method_picker() -> tuple[list[Method], str | None]:
     return parse_methods(chosen) if chosen else [], (reference or "").strip() or None
 
 
-def show_benchmark(result: BenchmarkResult, key_prefix: str) -> None:
-    """One run: the verdict and the AUROC bars, then the table, the blind baseline, ROC curves and scores."""
+def show_benchmark(store: ResultStore, run: RunInfo, result: BenchmarkResult, key_prefix: str) -> None:
+    """One stored run: the verdict, the detectors' chart and the downloads, then the table, the blind baseline, ROC
+    curves and scores."""
     origin = "read from the store" if result.from_store else f"{result.n_computed} texts scored"
     st.subheader(f"{dataset_label(result.dataset)} · {result.model}")
     finding = membership_finding(result)
     finding_banner(finding)
     st.plotly_chart(detector_summary(result), width="stretch", key=f"{key_prefix}_bars")
-    _exports(result, finding, key_prefix)
+    run_exports(store, StoredResult(run, result, finding), key=key_prefix, report_label="Report (HTML)")
+    share_link(run.run_id, key_prefix)
     with details(f"{key_prefix}_table"):
         st.caption(f"{result.n} texts ({sum(result.labels)} members) · {origin} · listed on the Results page")
         rows = result.table_rows()
@@ -126,42 +127,6 @@ def show_benchmark(result: BenchmarkResult, key_prefix: str) -> None:
             st.plotly_chart(member_score_histogram(result, method), width="stretch", key=f"{key_prefix}_dist_chart")
 
 
-def _exports(result: BenchmarkResult, finding: Finding, key_prefix: str) -> None:
-    """The run's report and CSV, and its presentation link (controls: gone in Present mode)."""
-    with controls(f"{key_prefix}_exports"):
-        csv = membership_csv(result, finding, dataset_label(result.dataset))
-        left, right, _ = st.columns([1, 1, 2])
-        left.download_button(
-            "Report (HTML)",
-            lambda: _stored_report(result.run_id),
-            "leaklens_membership_report.html",
-            "text/html",
-            key=f"{key_prefix}_report_html",
-            on_click="ignore",
-            icon=":material/description:",
-            help="One self-contained file: the verdict, the charts and the numbers.",
-        )
-        right.download_button(
-            csv.label,
-            csv.text,
-            csv.file_name,
-            "text/csv",
-            key=f"{key_prefix}_csv",
-            on_click="ignore",
-            icon=":material/download:",
-            help="Every row starts with the verdict, the model and the data.",
-        )
-    share_link(result.run_id, key_prefix)
-
-
-def _stored_report(run_id: str) -> str:
-    store = ResultStore()
-    run = store.get_run(run_id)
-    if run is None:
-        raise LeakLensError(f"Run {run_id} is no longer in the results store.")
-    return stored_runs_report(store, [run])
-
-
 def show_runs(run_ids: list[tuple[str, int]]) -> None:
     """The finished runs among ``(run id, texts this session scored)``, each read back from the store."""
     store = ResultStore()
@@ -171,6 +136,6 @@ def show_runs(run_ids: list[tuple[str, int]]) -> None:
             continue
         try:
             result = replace(result_from_store(store, run), n_computed=n_computed)
-            show_benchmark(result, key_prefix=f"run{index}")
+            show_benchmark(store, run, result, key_prefix=f"run{index}")
         except LeakLensError as exc:
             st.error(str(exc))

@@ -52,17 +52,23 @@ def _more(key: str) -> Iterator[None]:
         yield
 
 
-def _exports(store: ResultStore, stored: StoredResult) -> None:
-    """This run's downloads, named for what they hold."""
-    with controls("run_exports"):
+def run_exports(
+    store: ResultStore,
+    stored: StoredResult,
+    *,
+    key: str = "results_run",
+    report_label: str = "Report of this run (HTML)",
+) -> None:
+    """A stored run's downloads, named for what they hold (the Results page, and a page showing a stored run)."""
+    with controls(f"{key}_exports"):
         csv = stored_csv(stored)
         left, right, _ = st.columns([1, 1, 2])
         left.download_button(
-            "Report of this run (HTML)",
+            report_label,
             lambda: stored_runs_report(store, [stored.run]),
             file_name=f"leaklens_{stored.kind}_report.html",
             mime="text/html",
-            key="results_run_html",
+            key=f"{key}_html",
             help="Opens in any browser without the app or a network.",
         )
         right.download_button(
@@ -70,7 +76,7 @@ def _exports(store: ResultStore, stored: StoredResult) -> None:
             csv.text,
             file_name=csv.file_name,
             mime="text/csv",
-            key="results_run_csv",
+            key=f"{key}_csv",
             help="Every row starts with the verdict, the model and the data.",
         )
 
@@ -201,7 +207,7 @@ def show_run(store: ResultStore, run: RunInfo, why_shown: str) -> None:
         st.plotly_chart(
             kind.figure(stored.result), width="stretch", key=FIGURE_KEYS.get(run.kind, f"results_{run.kind}_figure")
         )
-    _exports(store, stored)
+    run_exports(store, stored)
     share_link(run.run_id, "results")
     if run.kind in MORE:
         MORE[run.kind](stored)
