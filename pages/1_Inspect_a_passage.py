@@ -40,9 +40,7 @@ st.session_state.pop(KGRAMS_PENDING, None)  # only the script run that draws the
 frame = result_first_page(
     "Inspect a passage", INTRO, has_result=RESULT in st.session_state, present_intro=PRESENT_INTRO
 )
-linked = show_linked_result(
-    frame, (), has_result=RESULT in st.session_state, how_to_make=how_to_make("analyse a passage")
-)
+linked = show_linked_result(frame, (), how_to_make=how_to_make("analyse a passage"))
 
 with frame.setup:
     passages = passage_inputs()

@@ -35,9 +35,7 @@ PRESENT_INTRO = (
 frame = result_first_page(
     "Membership benchmark", INTRO, has_result=RESULTS_KEY in st.session_state, present_intro=PRESENT_INTRO
 )
-linked = show_linked_result(
-    frame, (KIND,), has_result=RESULTS_KEY in st.session_state, how_to_make=how_to_make("run the benchmark")
-)
+linked = show_linked_result(frame, (KIND,), how_to_make=how_to_make("run the benchmark"))
 
 with frame.setup:
     choice = dataset_picker(

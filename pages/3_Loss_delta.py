@@ -43,9 +43,7 @@ PRESENT_INTRO = (
     "solutions surprise it less) may have been in its training data, or text very like it."
 )
 frame = result_first_page("Loss delta", INTRO, has_result=REPORT_KEY in st.session_state, present_intro=PRESENT_INTRO)
-linked = show_linked_result(
-    frame, (COMPARISON_KIND,), has_result=REPORT_KEY in st.session_state, how_to_make=how_to_make("run the test")
-)
+linked = show_linked_result(frame, (COMPARISON_KIND,), how_to_make=how_to_make("run the test"))
 
 with frame.setup:
     left, right = st.columns(2)

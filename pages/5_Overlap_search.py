@@ -49,9 +49,7 @@ PRESENT_INTRO = (
 frame = result_first_page(
     "Overlap search", INTRO, has_result=RESULT_KEY in st.session_state, present_intro=PRESENT_INTRO
 )
-linked = show_linked_result(
-    frame, (), has_result=RESULT_KEY in st.session_state, how_to_make=how_to_make("search an index")
-)
+linked = show_linked_result(frame, (), how_to_make=how_to_make("search an index"))
 
 with frame.setup:
     backend_kind = st.radio(

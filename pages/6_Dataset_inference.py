@@ -40,9 +40,7 @@ PRESENT_INTRO = (
 frame = result_first_page(
     "Dataset inference", INTRO, has_result=RESULT_KEY in st.session_state, present_intro=PRESENT_INTRO
 )
-linked = show_linked_result(
-    frame, (KIND,), has_result=RESULT_KEY in st.session_state, how_to_make=how_to_make("run the test")
-)
+linked = show_linked_result(frame, (KIND,), how_to_make=how_to_make("run the test"))
 
 
 def _use_full_set() -> None:

@@ -50,6 +50,8 @@ class PageFrame:
     result: DeltaGenerator
     setup: DeltaGenerator
     present: bool
+    has_result: bool
+    """The page holds a result of the session's own."""
 
 
 def present_mode() -> bool:
@@ -93,7 +95,7 @@ def result_first_page(title: str, intro: str, *, has_result: bool, present_intro
     if st.session_state.get(JUST_FINISHED_KEY):
         st.session_state[SETUP_KEY] = False  # a fresh result: fold the inputs away under it
     setup = st.expander("Setup", expanded=not has_result, icon=":material/tune:", key=SETUP_KEY, on_change="rerun")
-    return PageFrame(result=result, setup=setup, present=present)
+    return PageFrame(result=result, setup=setup, present=present, has_result=has_result)
 
 
 @contextmanager

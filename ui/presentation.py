@@ -16,12 +16,12 @@ from ui.layout import PageFrame
 from ui.results import show_run
 
 
-def show_linked_result(frame: PageFrame, kinds: Sequence[str], *, has_result: bool, how_to_make: str) -> bool:
+def show_linked_result(frame: PageFrame, kinds: Sequence[str], *, how_to_make: str) -> bool:
     """Draw the run a link names (``?run=``), or in Present mode with no result of the session's own, the
     page's most recent stored run; returns whether a run was drawn. When there is none, one line says so and
     ``how_to_make`` one."""
     wanted = str(st.query_params.get(RUN_PARAM, "")).strip()
-    if not wanted and (has_result or not frame.present):
+    if not wanted and (frame.has_result or not frame.present):
         return False
     store = ResultStore()
     with frame.result:
