@@ -181,6 +181,15 @@ def visible_inputs(page: Page) -> list[str]:
     )
 
 
+def set_sample_size(page: Page, n: int) -> None:
+    """Open the Membership page's *Columns and sample* and commit a sample of ``n`` texts (Enter, no run)."""
+    page.get_by_text("Columns and sample").click()
+    size = page.get_by_label("Sample size (0 = all rows)", exact=True)
+    size.fill(str(n))
+    size.press("Enter")
+    wait_for_streamlit(page)
+
+
 def choose_option(page: Page, label: str, option: str) -> None:
     """Pick ``option`` in the selectbox whose label holds ``label``."""
     page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()

@@ -15,6 +15,7 @@ from tests.browser.helpers import (
     choose_option,
     exception_texts,
     open_page,
+    set_sample_size,
     switch_present,
     visible_inputs,
     wait_for_streamlit,
@@ -29,11 +30,7 @@ def test_cancel_stops_the_run_says_how_far_it_got_and_run_again_resumes(app_url,
     page = browser_page
     open_page(page, f"{app_url}/Membership_benchmark")
     assert exception_texts(page) == []
-    page.get_by_text("Columns and sample").click()
-    size = page.get_by_label("Sample size (0 = all rows)", exact=True)
-    size.fill(str(N_TEXTS))
-    size.press("Enter")
-    wait_for_streamlit(page)
+    set_sample_size(page, N_TEXTS)
 
     page.get_by_role("button", name="Run benchmark").click()
     # The bar moves per small batch: wait until some texts are done, then cancel midway.

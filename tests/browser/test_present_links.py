@@ -14,6 +14,7 @@ from tests.browser.helpers import (
     choose_option,
     exception_texts,
     open_page,
+    set_sample_size,
     visible_inputs,
     visible_jargon,
     visible_text,
@@ -38,11 +39,7 @@ def test_a_copied_presentation_link_opens_the_stored_verdict_in_a_fresh_browser_
     page = browser_page
     open_page(page, f"{app_url}/Membership_benchmark")
     choose_option(page, "Dataset: ready example", "Famous vs fresh passages (demo)")
-    page.get_by_text("Columns and sample").click()
-    size = page.get_by_label("Sample size (0 = all rows)", exact=True)
-    size.fill(str(N_TEXTS))
-    size.press("Enter")
-    wait_for_streamlit(page)
+    set_sample_size(page, N_TEXTS)
     page.get_by_role("button", name="Run benchmark").click()
     page.wait_for_selector(".leaklens-finding", timeout=240_000)
     wait_for_streamlit(page)
