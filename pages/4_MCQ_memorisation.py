@@ -22,12 +22,11 @@ from ui.run_control import cancelled_notice, watched_run
 
 REPORT_KEY = "mcq_report"
 SAMPLES = SHARED_DATA_DIR
-EXAMPLES = file_examples(
-    {
-        "MMLU sample (English)": SAMPLES / "mmlu_sample.jsonl",
-        "Chinese exam sample (single + multi-choice)": SAMPLES / "chinese_mcq_sample.jsonl",
-    }
-) + demo_examples("mcq")
+EXAMPLES = demo_examples("mcq") + file_examples(
+    {"Chinese exam sample (single + multi-choice)": SAMPLES / "chinese_mcq_sample.jsonl"}
+)
+TOUR_EXAMPLE = "demo:mmlu"
+"""The README tour's benchmark: 300 MMLU questions, enough to settle the test (the page's default sample size)."""
 
 INTRO = (
     "Each option of each question is cut in half; the model sees the question, the earlier options and the first "
@@ -55,11 +54,19 @@ with frame.setup:
         path_placeholder="/data/exam.jsonl",
         hub_placeholder="cais/mmlu",
         split_placeholder="test",
+        preferred=TOUR_EXAMPLE,
     )
     # No form: a form would run on Enter in any field, and would show edited values the results do not reflect.
     with st.container(border=True):
         left, middle, right = st.columns(3)
-        limit = left.number_input("Sample size (questions)", 1, 5000, 20, key="mcq_limit")
+        limit = left.number_input(
+            "Sample size (questions)",
+            1,
+            5000,
+            300,
+            key="mcq_limit",
+            help="The first questions of the benchmark. A few hundred settle the test; a few dozen rarely do.",
+        )
         cut = middle.selectbox(
             "Cut",
             ["chars", "words"],

@@ -25,7 +25,7 @@ from core.viz.membership_plots import auroc_heatmap
 from core.viz.report import results_csv
 from core.viz.run_cards import card_html
 from ui.layout import controls, details, result_first_page, scroll_to_result_area
-from ui.results import card, reopened, show_run
+from ui.results import card, reopened, show_run, show_same_question
 
 INTRO = (
     "Every run stored on this machine, from this dashboard or the command line (`python -m core mia ...`, "
@@ -155,6 +155,7 @@ if stories:
             else:
                 why_shown = "the most recent run the filters below let through"
             show_run(store, opened, why_shown)
+            show_same_question(store, opened, stories)
 
     if membership:
         with details("compare"):

@@ -23,6 +23,15 @@ MODEL_KEY = "leaklens_model_spec"
 START_TOKEN_KEY = "leaklens_start_token"
 DEFAULT_MODEL_ENV = "LEAKLENS_DEFAULT_MODEL"
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
+DRAWING_CSS = """<style>
+[data-testid="stSkeleton"] { position: relative; min-height: 5rem; }
+[data-testid="stSkeleton"]::after, [data-testid="stPlotlyChart"]:not(:has(.main-svg))::after {
+  content: "drawing…"; position: absolute; inset: 0; display: flex; align-items: center;
+  justify-content: center; color: #4a5963; font-size: 0.95rem; font-style: italic; }
+[data-testid="stPlotlyChart"]:not(:has(.main-svg)) { position: relative; min-height: 5rem; }
+</style>"""
+"""A chart not drawn yet (its code still loading on a busy machine) says "drawing…" instead of showing an empty
+grey box, which reads as "nothing found" to someone who has just seen the verdict above it."""
 
 
 def page_setup(title: str) -> None:
@@ -34,6 +43,7 @@ def page_setup(title: str) -> None:
         layout="wide",
     )
     st.logo(str(ASSETS / "wordmark.svg"), icon_image=str(ASSETS / "logo.svg"), size="large")
+    st.html(DRAWING_CSS)
 
 
 def _use_app_navigation() -> None:

@@ -110,12 +110,19 @@ def unique_examples(*groups: Iterable[ReadyExample]) -> list[ReadyExample]:
     return found
 
 
-def default_example(examples: Sequence[ReadyExample]) -> int:
-    """Index of the example chosen first: a local sample file when one is present, else the shipped demo.
+def default_example(examples: Sequence[ReadyExample], preferred: str | None = None) -> int:
+    """Index of the example chosen first: the page's ``preferred`` source when listed, else a local sample file
+    when one is present, else the shipped demo.
 
-    A real benchmark beside the checkout stays the default where a page had one; a fresh clone without
-    it starts on the demo, which runs offline. Otherwise the first example.
+    A page whose README tour step names its example passes it as ``preferred``, so the page and the README's
+    command ask the same question in any checkout. Otherwise a real benchmark beside the checkout stays the
+    default where a page had one; a fresh clone without it starts on the demo, which runs offline. Otherwise
+    the first example.
     """
+    if preferred is not None:
+        index = next((i for i, e in enumerate(examples) if e.source == preferred), None)
+        if index is not None:
+            return index
     for wanted in (
         lambda e: not is_demo_source(e.source) and Path(e.source).is_file(),
         lambda e: is_demo_source(e.source),
@@ -135,19 +142,23 @@ def dataset_picker(
     path_placeholder: str = "/data/my_dataset.jsonl",
     hub_placeholder: str = "owner/name",
     split_placeholder: str = "",
+    preferred: str | None = None,
 ) -> DatasetChoice | None:
     """Draw the picker; the choice, or None while nothing usable is chosen (no upload, empty path).
 
     Widget keys are ``{key}_source`` (the kind), ``{key}_example``, ``{key}_upload``, ``{key}_path``,
     ``{key}_hub_id``, ``{key}_hub_split`` and ``{key}_hub_config``. With ``several`` the path and hub
-    fields take comma-separated lists (``DatasetChoice.sources``).
+    fields take comma-separated lists (``DatasetChoice.sources``). ``preferred`` is the ready example chosen
+    first (``default_example``).
     """
     kinds = ([READY] if examples else []) + [UPLOAD, PATH, HUB]
     kind = st.radio(label, kinds, horizontal=True, key=f"{key}_source")
     plural = " (comma-separated)" if several else ""
     if kind == READY:
         labels = [e.label for e in examples]
-        picked = st.selectbox(f"{label}: ready example", labels, index=default_example(examples), key=f"{key}_example")
+        picked = st.selectbox(
+            f"{label}: ready example", labels, index=default_example(examples, preferred), key=f"{key}_example"
+        )
         example = examples[labels.index(picked)]
         if example.description:
             st.caption(example.description)

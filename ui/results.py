@@ -5,11 +5,12 @@ it up, folded. A kind with no extra view here shows its verdict, chart and downl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import streamlit as st
 
+from core.results.compare import same_question, why_they_differ
 from core.results.kinds import COMPARISON_KIND, INFERENCE_KIND, MCQ_KIND, MEMBERSHIP_KIND, ORDER_KIND, kind_of
 from core.results.report import stored_runs_report
 from core.results.stored import StoredResult, run_card, stored_csv, try_open
@@ -18,7 +19,7 @@ from core.viz.inference_plots import detector_weights, split_p_values
 from core.viz.leakage_plots import delta2_bars, loss_change_html
 from core.viz.mcq_plots import mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import roc_overlay, top_methods
-from core.viz.run_cards import RunCard
+from core.viz.run_cards import RunCard, card_html
 from ui.benchmark_order import show_numbers
 from ui.common import metric_columns
 from ui.finding import finding_banner
@@ -211,3 +212,43 @@ def show_run(store: ResultStore, run: RunInfo, why_shown: str) -> None:
     share_link(run.run_id, "results")
     if run.kind in MORE:
         MORE[run.kind](stored)
+
+
+def show_same_question(store: ResultStore, run: RunInfo, runs: Sequence[RunInfo]) -> None:
+    """The opened run beside another stored run of its question (test, model, data), and why they may differ.
+
+    Two runs of one question that read two levels look like a contradiction; side by side with the choices
+    that differ (rows, detectors, settings), they read as two answers to two slightly different questions.
+    """
+    others = same_question(runs, run)
+    if not others:
+        return
+    shown = card(store, run)
+    cards = {other.run_id: card(store, other) for other in others}
+    other_id = others[0].run_id
+    if len(others) > 1:
+        with controls("same_question_choice"):
+            other_id = st.selectbox(
+                "Set beside it",
+                list(cards),
+                format_func=lambda rid: f"{cards[rid].date} · {cards[rid].level or 'not opened'}",
+                key=f"results_same_question_{run.run_id}",
+            )
+    other = next(o for o in others if o.run_id == other_id)
+    same_level = cards[other_id].level == shown.level
+    title = (
+        f"This question was run {len(others) + 1} times"
+        + (": the other run reads the same level" if same_level and len(others) == 1 else "")
+        + ("" if same_level else ": another run reads another level, and why")
+    )
+    with st.expander(title, expanded=not same_level, icon=":material/compare_arrows:"):
+        left, right = st.columns(2)
+        left.caption("This run")
+        left.html(card_html(shown))
+        right.caption("The other run")
+        right.html(card_html(cards[other_id]))
+        reasons = why_they_differ(run, other)
+        if reasons:
+            st.markdown("**Why they may differ**\n" + "\n".join(f"- {reason}" for reason in reasons))
+        else:
+            st.caption("Nothing recorded differs between the two runs.")

@@ -73,6 +73,14 @@ DEMO_DATASETS: tuple[DemoDataset, ...] = (
         "Multiple-choice questions written for LeakLens (question, A-D, answer).",
     ),
     DemoDataset(
+        "mmlu",
+        "mcq",
+        "mmlu_slice.jsonl",
+        "MMLU questions (demo)",
+        "300 questions of MMLU's test split, the widely used benchmark (MIT licence): has the model seen MMLU? "
+        "(question, A-D, answer)",
+    ),
+    DemoDataset(
         "overlap-train",
         "overlap-train",
         "overlap_train.jsonl",

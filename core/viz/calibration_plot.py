@@ -43,8 +43,13 @@ def placement_strip(
     values = [(_perplexity(s) if is_loss else s) for s in placement.calibration_scores]
     own = _perplexity(placement.score) if is_loss else placement.score
     passage_name = plotly_text(passage_name)
+    # The axis speaks plain words (the strip sits under the verdict, Present mode too); the measure's own name,
+    # for whoever runs the test, is in each dot's hover card.
+    measure = "perplexity" if is_loss else plotly_text(placement.label)
     axis_title = (
-        "perplexity (lower = more predictable)" if is_loss else f"{placement.label} (higher = more predictable)"
+        "how surprising the model finds each passage (lower = more predictable)"
+        if is_loss
+        else "how predictable the model finds each passage (higher = more)"
     )
     figure = go.Figure()
     figure.add_trace(
@@ -54,7 +59,7 @@ def placement_strip(
             mode="markers",
             name=f"{plotly_text(set_label)} ({len(values)})",
             marker={"color": FRESH_COLOUR, "size": 10, "opacity": 0.7, "line": {"width": 0}},
-            hovertemplate="fresh passage: %{x:.3g}<extra></extra>",
+            hovertemplate=f"fresh passage · {measure} %{{x:.3g}}<extra></extra>",
         )
     )
     figure.add_trace(
@@ -67,7 +72,7 @@ def placement_strip(
             textposition="top center",
             textfont={"color": PASSAGE_COLOUR, "size": 13},
             marker={"color": PASSAGE_COLOUR, "size": 16, "symbol": "diamond", "line": {"color": "#ffffff", "width": 1}},
-            hovertemplate=f"{passage_name}: %{{x:.3g}}<extra></extra>",
+            hovertemplate=f"{passage_name} · {measure} %{{x:.3g}}<extra></extra>",
         )
     )
     if title:

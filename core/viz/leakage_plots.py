@@ -64,7 +64,10 @@ def _groups(report: LeakageReport) -> list[tuple[str, DeltaStats]]:
 
 def delta_bars(report: LeakageReport) -> go.Figure:
     """Grouped bars of the mean loss on the benchmark and on the reference set per model (a model's base model
-    beside it, so the bars show how each set's loss moved), each group labelled with Δ and its 95% CI."""
+    beside it, so the bars show how each set's loss moved), each group labelled with Δ and its 95% CI.
+
+    The chart sits under the verdict on the page and in Present mode, so it speaks plain words: loss is "average
+    surprise", Δ is "benchmark − reference" and its interval "likely between"; the numbers line keeps the terms."""
     groups = _groups(report)
     labels = [label for label, _ in groups]
     fig = go.Figure()
@@ -73,14 +76,14 @@ def delta_bars(report: LeakageReport) -> go.Figure:
         x=labels,
         y=[s.l_test for _, s in groups],
         marker_color=TEST_COLOUR,
-        hovertemplate="%{x}<br>benchmark loss %{y:.3f}<extra></extra>",
+        hovertemplate="%{x}<br>benchmark: average surprise %{y:.3f} per token<extra></extra>",
     )
     fig.add_bar(
         name=f"reference: {plotly_text(report.ref_name)}",
         x=labels,
         y=[s.l_ref for _, s in groups],
         marker_color=REF_COLOUR,
-        hovertemplate="%{x}<br>reference loss %{y:.3f}<extra></extra>",
+        hovertemplate="%{x}<br>reference: average surprise %{y:.3f} per token<extra></extra>",
     )
     top = max(max(s.l_test, s.l_ref) for _, s in groups)
     for label, s in groups:
@@ -92,14 +95,17 @@ def delta_bars(report: LeakageReport) -> go.Figure:
             yanchor="bottom",
             showarrow=False,
             font={"size": 14, "color": CHANCE_COLOUR},
-            text=f"Δ = {s.delta:+.3f}<br><span style='font-size:12px'>95% CI {lo:+.3f} to {hi:+.3f}</span>",
+            text=(
+                f"benchmark − reference: {s.delta:+.3f}<br>"
+                f"<span style='font-size:12px'>likely between {lo:+.3f} and {hi:+.3f}</span>"
+            ),
         )
     style_figure(
         fig,
         height=460,
         barmode="group",
-        title="Loss per solution token: benchmark vs reference (lower = easier)",
-        yaxis={"title": {"text": "mean loss (nats per token)"}, "range": [0, top * 1.3]},
+        title="How surprised the model is by each set's solutions (lower = easier for it)",
+        yaxis={"title": {"text": "average surprise per token"}, "range": [0, top * 1.3]},
         legend=TOP_LEGEND,
     )
     fig.update_xaxes(showgrid=False)

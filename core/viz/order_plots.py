@@ -18,7 +18,8 @@ from core.viz.style import CHANCE_COLOUR, style_figure
 
 SHUFFLED_LINE = "#6b9ac4"
 """The shuffles' box outline: a shade darker than its fill, so a box of five values still reads as a box."""
-Y_TITLE = "how much likelier than the<br>average shuffle (nats)"
+Y_TITLE = "how much likelier than the<br>average shuffle"
+"""Plain words under the verdict (Present mode too); the hover card gives the unit (nats)."""
 
 
 def _examples(shard: ShardResult) -> str:

@@ -1,7 +1,11 @@
 """The passage as HTML, each token coloured by how probable the model found it.
 
-Passage text is untrusted: every piece of it (token text and tooltip) goes through ``html.escape``,
+Passage text is untrusted: every piece of it (token text and hover card) goes through ``html.escape``,
 so a passage containing ``<script>`` or ``<b>`` is shown literally, never interpreted.
+
+Each token's hover card is drawn by CSS from its ``data-tip`` attribute, not a native ``title``: a native
+title shows after a second's pause, in the browser's own small font, and never on a touch screen, where a
+tap focuses the token (``tabindex``) and shows the same card.
 """
 
 from __future__ import annotations
@@ -80,12 +84,12 @@ def heatmap_html(records: TokenRecords) -> str:
         if start > cursor:
             parts.append(html.escape(text[cursor:start]))
         parts.append(
-            f'<span class="ll-tok" style="background:{token.colour}" '
-            f'title="{html.escape(tooltip(token), quote=True)}">{html.escape(text[start:end])}</span>'
+            f'<span class="ll-tok" tabindex="0" style="background:{token.colour}" '
+            f'data-tip="{html.escape(tooltip(token), quote=True)}">{html.escape(text[start:end])}</span>'
         )
         cursor = max(cursor, end)
     if cursor < len(text):
-        parts.append(f'<span class="ll-unscored" title="not scored">{html.escape(text[cursor:])}</span>')
+        parts.append(f'<span class="ll-unscored" data-tip="not scored">{html.escape(text[cursor:])}</span>')
     return f'<div class="ll-heatmap">{"".join(parts)}</div>'
 
 
@@ -112,8 +116,13 @@ HEATMAP_CSS = """
 .ll-heatmap { white-space: pre-wrap; word-wrap: break-word; line-height: 1.9; font-size: 1.02rem;
   padding: 0.6rem 0.8rem; border: 1px solid #d6e0e5; border-radius: 0.5rem; background: #fff;
   max-height: 26rem; overflow-y: auto; }
-.ll-tok { border-radius: 3px; padding: 1px 0; color: #1b2630; }
-.ll-tok:hover { outline: 2px solid #1b2630; }
+.ll-tok { border-radius: 3px; padding: 1px 0; color: #1b2630; position: relative; }
+.ll-tok:hover, .ll-tok:focus { outline: 2px solid #1b2630; }
+.ll-tok[data-tip]:hover::after, .ll-tok[data-tip]:focus::after, .ll-unscored[data-tip]:hover::after {
+  content: attr(data-tip); position: absolute; left: 0; top: calc(100% + 6px); z-index: 20;
+  white-space: nowrap; padding: 0.3rem 0.55rem; border-radius: 0.35rem; background: #1b2630; color: #fff;
+  font-size: 0.85rem; line-height: 1.3; box-shadow: 0 2px 8px rgba(0, 0, 0, 0.25); pointer-events: none; }
+.ll-unscored { position: relative; }
 .ll-unscored { color: #8a969e; background: repeating-linear-gradient(45deg, #f4f4f4, #f4f4f4 4px, #fff 4px, #fff 8px); }
 .ll-colourbar { margin: 0.4rem 0 0.2rem 0; max-width: 30rem; font-size: 0.8rem; color: #4a5963; }
 .ll-colourbar-title { margin-bottom: 0.2rem; }

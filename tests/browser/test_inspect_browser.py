@@ -112,6 +112,14 @@ def test_gettysburg_example_shows_curve_heatmap_and_scores(app_url, browser_page
     assert heatmap.inner_text().startswith("Four score and seven years ago")
     assert page.locator(".ll-heatmap .ll-tok").count() == 116
     assert page.locator(".ll-colourbar").count() == 1
+    # Hovering a token shows the page's own card at once (not the browser's late native title).
+    token = page.locator(".ll-heatmap .ll-tok").nth(1)
+    token.hover()
+    card = token.evaluate("el => getComputedStyle(el, '::after').content")
+    assert card.startswith('"“') and "probability" in card and "rank" in card, card
+    assert token.get_attribute("title") is None
+    page.screenshot(path=str(screenshot_dir / "inspect_token_hover_card.png"))
+    page.mouse.move(5, 5)
     for key in ("loss", "zlib", "min_k_20", "min_k_pp_20", "slope"):
         assert page.locator(f".st-key-score_card_Passage_{key}").is_visible()
     page.get_by_text("more probability-slope variants").click()

@@ -108,7 +108,7 @@ def test_loss_delta_page_draws_bars_delta2_and_scatter(
     # Grouped bars: an L_test and an L_ref bar for the one model, labelled with Δ and its CI.
     bars = charts.nth(0)
     assert bars.locator(".barlayer .trace").count() == 2
-    assert "Δ = " in bars.inner_text()
+    assert "benchmark − reference: " in bars.inner_text()
     # Δ² bars with the dashed threshold line.
     delta2 = charts.nth(1)
     assert delta2.locator(".barlayer .point").count() == 1

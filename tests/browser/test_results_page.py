@@ -194,7 +194,7 @@ def test_a_stored_loss_delta_comparison_opens_with_its_verdict(delta_results_url
     assert_verdict_in_viewport(page)  # the verdict on the first screen
     assert page.locator(CARD).count() == 1  # the comparison; its problem-set runs are parts of it
     wait_for_charts(page, 1, timeout_ms=60_000)
-    assert "Δ = " in page.locator(".js-plotly-plot").first.inner_text()
+    assert "benchmark − reference: " in page.locator(".js-plotly-plot").first.inner_text()
     page.screenshot(path=str(screenshot_dir / "results_loss_delta_1440x900.png"))
 
 
@@ -328,3 +328,27 @@ def test_mcq_report_from_the_store_opens_offline(tiny_lm, browser_page, screensh
     assert page.locator(".js-plotly-plot").count() == 3  # completion probe, next-token probe, order ranks
     page.screenshot(path=str(screenshot_dir / "mcq_report_1440x900.png"))
     page.screenshot(path=str(screenshot_dir / "mcq_report_full_1440.png"), full_page=True)
+
+
+def test_a_chart_whose_code_is_still_loading_says_drawing_not_an_empty_box(
+    results_app_url, browser_page, screenshot_dir
+):
+    """On a busy machine the chart's code arrives seconds after the verdict: the chart's place says "drawing…"
+    meanwhile (held here by holding back the chart code's download), then the chart replaces it."""
+    page = browser_page
+    held = []
+    page.route("**/PlotlyChart*.js", lambda route: held.append(route))
+    page.goto(f"{results_app_url}/Results?present=1")
+    page.wait_for_selector(".leaklens-finding", timeout=120_000)
+    page.wait_for_timeout(1_000)
+    placeholders = page.locator('[data-testid="stSkeleton"]')
+    assert placeholders.count() >= 1 and held
+    assert placeholders.first.is_visible()
+    words = placeholders.first.evaluate("el => getComputedStyle(el, '::after').content")
+    assert words == '"drawing…"', words
+    page.screenshot(path=str(screenshot_dir / "results_chart_drawing_1440x900.png"))
+    for route in held:
+        route.continue_()
+    page.unroute("**/PlotlyChart*.js")
+    wait_for_charts(page, 1)
+    assert page.locator('[data-testid="stSkeleton"]').count() == 0

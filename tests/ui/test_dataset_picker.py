@@ -22,10 +22,11 @@ from ui.dataset_picker import (
 
 def test_every_task_offers_its_shipped_demo_and_it_loads():
     for task in ("membership", "mcq", "overlap-train", "overlap-test"):
-        (example,) = demo_examples(task)
-        (demo,) = demo_datasets(task)
-        assert (example.label, example.source) == (demo.title, demo.source)
-        assert len(load_rows(example.source)) > 0
+        examples, demos = demo_examples(task), demo_datasets(task)
+        assert examples and len(examples) == len(demos)
+        for example, demo in zip(examples, demos):
+            assert (example.label, example.source) == (demo.title, demo.source)
+            assert len(load_rows(example.source)) > 0
 
 
 def test_membership_examples_list_the_demo_once_beside_the_known_datasets():
@@ -47,6 +48,9 @@ def test_a_local_sample_stays_the_default_and_the_demo_is_the_fallback(tmp_path)
     assert default_example([hub, demo]) == 1  # a fresh clone: the demo, which runs offline
     assert default_example([ReadyExample("HumanEval", "humaneval"), hub]) == 0
     assert default_example([]) == 0
+    # A page's README tour example wins over a local sample file, so the page asks what the README runs.
+    assert default_example([ReadyExample("Local", str(sample)), demo, hub], preferred="demo:mcq") == 1
+    assert default_example([ReadyExample("Local", str(sample)), hub], preferred="demo:mcq") == 0
     missing = file_examples({"Here": sample, "Gone": tmp_path / "gone.jsonl"})
     assert [e.label for e in missing] == ["Here"]
 

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import html
+import json
+import shlex
+
+from core.cli import main
+from core.config import PROJECT_ROOT
 from core.store.results import ResultStore
 from tests.ui.helpers import computed_for, stale_notes
 from ui.freshness import STALE_HEADLINE
@@ -11,7 +17,7 @@ PAGE = "4_MCQ_memorisation.py"
 
 def test_run_shows_distribution_summary_ranks_and_question_view(store_path, open_page):
     app = open_page(PAGE)
-    app.selectbox(key="mcq_example").set_value("MMLU sample (English)")
+    app.selectbox(key="mcq_example").set_value("MMLU questions (demo)")
     app.number_input(key="mcq_limit").set_value(3)
     app.checkbox(key="mcq_perm").check()
     app.button(key="mcq_run").click().run()
@@ -123,3 +129,24 @@ def test_changed_settings_mark_the_shown_run_out_of_date(store_path, open_page):
     assert labels == ["Report (HTML)", "Per-question scores (CSV)", "Shuffled benchmark (JSONL)"]
     app.sidebar.selectbox(key="model_picker").set_value("smollm2-135m").run()  # the one model of every page
     assert "- model: `tiny-random` → now `smollm2-135m`" in stale_notes(app)[0]
+
+
+def test_the_page_and_the_readme_command_ask_one_question_and_get_one_answer(store_path, open_page, tmp_path):
+    """README tour step 4's ``mcq`` command and the page's defaults (the MMLU demo, all 300 questions) are one
+    stored run, so one verdict: the page reads the command's run back instead of making a second one."""
+    line = next(
+        line for line in (PROJECT_ROOT / "README.md").read_text().splitlines() if " core mcq --dataset demo:" in line
+    )
+    argv = shlex.split(line.split(" -m core ", 1)[1])
+    out = tmp_path / "mcq.json"
+    assert main([*argv, "--model", "tiny-random", "--store", str(store_path), "--out", str(out)]) == 0
+
+    app = open_page(PAGE)
+    assert app.selectbox(key="mcq_example").value == "MMLU questions (demo)"
+    assert app.number_input(key="mcq_limit").value == 300
+    app.button(key="mcq_run").click().run()
+    assert not app.exception, app.exception
+    (run,) = ResultStore(store_path).list_runs("mcq")
+    assert run.n_total == 300
+    headline = json.loads(out.read_text())["finding"]["headline"]
+    assert any(html.escape(headline) in m.value for m in app.markdown), headline

@@ -336,3 +336,24 @@ def test_a_stored_benchmark_order_run_opens_with_its_finding_chart_and_exports(t
     shards = _table(app, "shard p-value")
     assert list(shards["examples"]) == [f"{s.start + 1}–{s.stop}" for s in test.result.shards]
     assert ResultStore(path).list_runs(KIND)[0].run_id == test.run_id
+
+
+def test_two_runs_of_one_question_are_set_side_by_side_with_why_they_differ(tmp_path, monkeypatch, tiny_lm):
+    """The demo asked twice (12 texts with two detectors, 8 with one): the page sets the other run beside the
+    opened one, and says the rows and the detectors differ."""
+    path = tmp_path / "results.sqlite"
+    store = ResultStore(path)
+    for limit, methods in ((12, ["loss", "zlib"]), (8, ["loss"])):
+        dataset = load_labelled_dataset("demo:famous-vs-fresh", limit=limit)
+        run_membership_benchmark(
+            dataset, "tiny-random", parse_methods(methods), store=store, load_model=lambda spec: tiny_lm
+        )
+    app = _page(path, monkeypatch)
+    same = [e for e in app.expander if e.label.startswith("This question was run 2 times")]
+    assert len(same) == 1, [e.label for e in app.expander]
+    shown = [m.value for m in same[0].markdown]
+    cards = [h.proto.body for h in same[0].get("html") if 'class="leaklens-card"' in h.proto.body]
+    assert len(cards) == 2 and "tiny-random" in cards[1], cards
+    reasons = "\n".join(shown)
+    assert "Data: 8 rows in this run, 12 in the other" in reasons, reasons
+    assert "Detectors: 1 in this run, 2 in the other; only the other used" in reasons, reasons

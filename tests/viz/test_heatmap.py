@@ -47,7 +47,7 @@ class _Collector(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
-        self.titles += [v for k, v in attrs if k == "title"]
+        self.titles += [v for k, v in attrs if k == "data-tip"]  # the hover card's text
 
     def handle_data(self, data):
         self.text.append(data)

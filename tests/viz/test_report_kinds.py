@@ -145,7 +145,7 @@ def test_passage_report_from_a_real_inspection(tiny_lm, tmp_path):
     assert body.count('class="ll-heatmap"') == 2
     assert "Token probability" in body
     assert "freshly written passages" in body
-    assert "perplexity (lower = more predictable)" in body
+    assert "how surprising the model finds each passage (lower = more predictable)" in body
     assert body.count("Given the first half, what the model wrote") == 2  # the extraction panel, per passage
     assert "The model wrote" in body
     # the evidence (the loss strip) comes right after the section heading, before the details and heatmap
