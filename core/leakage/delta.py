@@ -13,8 +13,6 @@ This module holds the statistics and the report, computed from already-measured 
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -400,14 +398,6 @@ class LeakageReport:
             if m.base_stats is not None
         ]
 
-    def delta_csv(self) -> str:
-        """The first table as CSV (Model,L_test,L_ref,Δ)."""
-        return _csv(self.delta_table(), ["Model", "L_test", "L_ref", "Δ"])
-
-    def delta2_csv(self) -> str:
-        """The second table as CSV (Model,Base,L_test,L_ref,Δ_SFT,Δ_base,Δ²)."""
-        return _csv(self.delta2_table(), ["Model", "Base", "L_test", "L_ref", "Δ_SFT", "Δ_base", "Δ²"])
-
     def to_dict(self) -> dict[str, object]:
         return {
             "test_set": self.test_name,
@@ -429,14 +419,6 @@ class LeakageReport:
 
 def _ids(ids: Sequence[str], limit: int = 5) -> str:
     return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
-
-
-def _csv(rows: list[dict[str, object]], columns: list[str]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue()
 
 
 def build_leakage_report(
