@@ -32,7 +32,7 @@ from core.membership.benchmark import (
     run_membership_benchmark,
 )
 from core.methods.base import Method
-from core.methods.registry import default_methods, parse_methods
+from core.methods.registry import default_methods
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
 
@@ -53,11 +53,6 @@ SECONDS_PER_TEXT_KGRAM = 4.5
 (calibrated against the quick set: docs/benchmarks.md, Dataset inference)."""
 LOAD_SECONDS = 5.0
 """Loading the bundled model from its cached weights, reading the sets and the test itself."""
-
-
-def quick_methods() -> list[Method]:
-    """The page's default detector set (``QUICK_METHOD_KEYS``)."""
-    return parse_methods(list(QUICK_METHOD_KEYS))
 
 
 def estimated_seconds(n_texts: int, methods: Sequence[Method] | None = None) -> float:

@@ -7,10 +7,11 @@ import html
 import pytest
 
 from core.data.labelled import SHARED_DATA_DIR
-from core.inference.run import KIND, QUICK_METHOD_KEYS, estimated_seconds, quick_methods
+from core.inference.run import KIND, QUICK_METHOD_KEYS, estimated_seconds
 from core.methods import default_methods
 from core.store.results import ResultStore
 from core.store.runloop import progress_batch_size
+from tests.helpers.inference import quick_methods
 from tests.ui.helpers import stale_notes
 
 PAGE = "6_Dataset_inference.py"
