@@ -21,6 +21,8 @@ class PageCard:
     title: str
     icon: str
     purpose: str
+    url_path: str | None = None
+    """The page's address when it is not the one Streamlit derives from the file name (kept for shared links)."""
 
 
 PAGES: tuple[PageCard, ...] = (
@@ -65,11 +67,12 @@ PAGES: tuple[PageCard, ...] = (
         "p-value, checked against texts from the same source that it never saw.",
     ),
     PageCard(
-        "pages/8_Benchmark_order_test.py",
+        "pages/8_Benchmark_order.py",
         "Benchmark order test",
         ":material/format_list_numbered:",
         "Ask whether the model read a benchmark file: does it find the examples likelier in the file's own order "
         "than shuffled? A model that never saw the file has no reason to.",
+        url_path="Benchmark_order_test",
     ),
     PageCard(
         "pages/7_Results.py",

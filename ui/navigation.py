@@ -2,7 +2,9 @@
 
 Using ``st.navigation`` lets the home entry read "Home" instead of the entry script's file name, while
 every page keeps the URL that Streamlit derives from its file name (``pages/3_Loss_delta.py`` ->
-``/Loss_delta``), so links and tests stay stable as pages are added.
+``/Loss_delta``), so links and tests stay stable as pages are added. A page renamed since its address was
+shared keeps the old one through its card's ``url_path`` (``pages/8_Benchmark_order.py`` ->
+``/Benchmark_order_test``).
 """
 
 from __future__ import annotations
@@ -33,5 +35,5 @@ def app_pages(home: Callable[[], None]) -> list[st.Page]:
         if card is None:
             pages.append(st.Page(script))
         else:
-            pages.append(st.Page(script, title=card.title, icon=card.icon))
+            pages.append(st.Page(script, title=card.title, icon=card.icon, url_path=card.url_path))
     return pages

@@ -12,7 +12,7 @@ from core.data.tables import load_rows
 from core.store.results import ResultStore
 from tests.ui.helpers import stale_notes
 
-PAGE = "8_Benchmark_order_test.py"
+PAGE = "8_Benchmark_order.py"
 DEMO_TEMPLATE = "{question} {A} {B} {C} {D} {answer}"
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ui.common import MODEL_KEY
 from ui.home import PAGES
+from ui import navigation
 from ui.navigation import page_scripts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,6 +31,15 @@ def test_every_installed_page_has_a_card_with_a_link_and_a_purpose(home):
     for card in PAGES:
         assert card.purpose in captions
         assert (card.title in links) == (card.path in installed)
+
+
+def test_the_benchmark_order_page_keeps_its_shared_address(monkeypatch):
+    """Its script was renamed (no product file may look like a test file); links to /Benchmark_order_test stay."""
+    made: dict[str, dict] = {}
+    monkeypatch.setattr(navigation.st, "Page", lambda page, **options: made.setdefault(str(page), options))
+    navigation.app_pages(lambda: None)
+    assert made["pages/8_Benchmark_order.py"]["url_path"] == "Benchmark_order_test"
+    assert made["pages/3_Loss_delta.py"]["url_path"] is None  # the rest keep the address of their file name
 
 
 def test_unknown_model_shows_an_error_not_a_traceback(home, tmp_path):

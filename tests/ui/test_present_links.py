@@ -22,7 +22,7 @@ PAGES = {
     "4_MCQ_memorisation.py": "run the test",
     "5_Overlap_search.py": "search an index",
     "6_Dataset_inference.py": "run the test",
-    "8_Benchmark_order_test.py": "run the test",
+    "8_Benchmark_order.py": "run the test",
 }
 
 

@@ -10,7 +10,7 @@ Reported from one run, side by side:
 - speed: one run's time, and the shared-start scoring against scoring every order alone, on the same
   sequences, with the plain forward-pass rate (tokens per second) measured in the same run.
 
-Usage: .venv/bin/python bench/order_test.py [--epochs 1 4] [--permutations 10] [--fpr-benchmarks 20]
+Usage: .venv/bin/python bench/benchmark_order.py [--epochs 1 4] [--permutations 10] [--fpr-benchmarks 20]
 Results go to bench/results/order_test-<timestamp>.json.
 """
 
