@@ -1,1 +1,1 @@
-"""Multiple-choice memorization: does the model finish a benchmark's options word for word?"""
+"""Multiple-choice memorisation: does the model finish a benchmark's options word for word?"""

@@ -1,4 +1,4 @@
-"""Multiple-choice memorization test: does the model finish benchmark options word for word?
+"""Multiple-choice memorisation test: does the model finish benchmark options word for word?
 
 Each question yields one probe per option (see ``core.mcq.probes``); a question's score is the number
 of its probes the model gets right (0..n_options), for two probes:
@@ -236,7 +236,7 @@ def _judge(lm: ScoringModel, probe: Probe, generation: Generation, config: MCQCo
 
 @dataclass(frozen=True)
 class Mitigation:
-    """Memorization before and after shuffling the options."""
+    """Memorisation before and after shuffling the options."""
 
     original: MCQRun
     shuffled: MCQRun
@@ -252,7 +252,7 @@ def summary_row(
 ) -> dict[str, object]:
     """One line of the model x benchmark table in the study's layout.
 
-    Memorization is the mean score (0..n_options) over single-answer and over multi-answer questions
+    Memorisation is the mean score (0..n_options) over single-answer and over multi-answer questions
     (None when the benchmark has no such question or no answer column); mitigation is the drop in mean
     score after shuffling.
     """
@@ -266,7 +266,7 @@ def summary_row(
         "benchmark": benchmark,
         "probe": kind,
         "questions": len(run.results),
-        "memorization (single-choice)": run.summary(kind, single_all).mean if single_all else None,
-        "memorization (multi-choice)": run.summary(kind, multi).mean if multi else None,
+        "memorisation (single-choice)": run.summary(kind, single_all).mean if single_all else None,
+        "memorisation (multi-choice)": run.summary(kind, multi).mean if multi else None,
         "mitigation": mitigation.drop(kind),
     }

@@ -1,4 +1,4 @@
-"""The verdict of a multiple-choice memorization run, in "out of N options" a stakeholder can follow.
+"""The verdict of a multiple-choice memorisation run, in "out of N options" a stakeholder can follow.
 
 A model that never saw a benchmark finishes its options about as well in any order; the shuffled run is
 that yardstick. Per question, the published-order score minus the shuffled score is resampled (paired

@@ -1,4 +1,4 @@
-"""MCQ memorization runs in the shared results store (kind ``mcq``), one run per model, benchmark
+"""MCQ memorisation runs in the shared results store (kind ``mcq``), one run per model, benchmark
 fingerprint and probe settings, so the Results page lists them beside the other tests.
 
 Runs go through the one resumable run loop: questions are probed a batch at a time and each question's

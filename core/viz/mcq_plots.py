@@ -1,4 +1,4 @@
-"""Figures for the multiple-choice memorization test, drawn from an ``MCQReport`` (no statistics here).
+"""Figures for the multiple-choice memorisation test, drawn from an ``MCQReport`` (no statistics here).
 
 The series are neutral blues: red, amber, green, grey and purple say a finding's level (the verdict banner)
 and nothing else.

@@ -1,4 +1,4 @@
-"""Real-browser test of the MCQ memorization page: a run on the tiny model draws the score
+"""Real-browser test of the MCQ memorisation page: a run on the tiny model draws the score
 distribution, the order-rank histogram and the highlighted side-by-side view; the README tour step ends with
 the verdict in view, and Present mode shows it with no input."""
 

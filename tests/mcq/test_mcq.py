@@ -1,4 +1,4 @@
-"""Multiple-choice memorization: data loading, cuts, token boundaries, matching, shuffling,
+"""Multiple-choice memorisation: data loading, cuts, token boundaries, matching, shuffling,
 generation and the option-order test, each checked against hand values or a slow path."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Controlled memorization: a tiny model trained on a few questions must complete their options,
+"""Controlled memorisation: a tiny model trained on a few questions must complete their options,
 not those of unseen questions, and must lose that ability when the options are shuffled."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""AppTest of the MCQ memorization page: a real run of the tiny model on the bundled samples."""
+"""AppTest of the MCQ memorisation page: a real run of the tiny model on the bundled samples."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_run_shows_distribution_summary_ranks_and_question_view(store_path, open
     assert metrics["Questions"] == "3"
     summary = app.dataframe[0].value
     assert list(summary["probe"]) == ["next_token", "completion"]
-    assert "memorization (single-choice)" in summary.columns
+    assert "memorisation (single-choice)" in summary.columns
     assert "mitigation" in summary.columns
     questions = app.dataframe[1].value
     assert len(questions) == 3
@@ -61,7 +61,7 @@ def test_chinese_sample_and_bad_path(open_page):
     app.button(key="mcq_run").click().run()
     assert not app.exception, app.exception
     summary = app.dataframe[0].value
-    assert summary["memorization (multi-choice)"].notna().all()
+    assert summary["memorisation (multi-choice)"].notna().all()
     assert {m.label: m.value for m in app.metric}["Questions"] == "15"
     app.radio(key="mcq_source").set_value("Local path").run()
     app.text_input(key="mcq_path").input("/nonexistent/exam.jsonl")
