@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ui import navigation
 from ui.common import MODEL_KEY
 from ui.home import PAGES
-from ui import navigation
 from ui.navigation import page_scripts
 
 REPO = Path(__file__).resolve().parents[2]
