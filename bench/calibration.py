@@ -27,8 +27,8 @@ from core.engine.models import BUNDLED_MODELS, load_model  # noqa: E402
 from core.engine.progress import text_progress  # noqa: E402
 from core.engine.setup import ScoringSetup  # noqa: E402
 from core.files.outputs import write_atomic  # noqa: E402
-from core.membership.calibration import FRESH_KIND, stored_fresh_calibration  # noqa: E402
-from core.membership.shipped_calibration import shipped_path, shipped_payload  # noqa: E402
+from core.passage.calibration import FRESH_KIND, stored_fresh_calibration  # noqa: E402
+from core.passage.shipped_calibration import shipped_path, shipped_payload  # noqa: E402
 from core.store.results import ResultStore  # noqa: E402
 
 SHIPPED_SETUP = ScoringSetup("cpu", "float32")

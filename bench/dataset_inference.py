@@ -37,7 +37,7 @@ from core.engine.models import load_model, wrap_model  # noqa: E402
 from core.files.outputs import write_atomic  # noqa: E402
 from core.inference.run import DatasetInference, run_dataset_inference  # noqa: E402
 from core.inference.statistic import dataset_inference  # noqa: E402
-from core.membership.calibration import FRESH_PASSAGES_PATH  # noqa: E402
+from core.passage.calibration import FRESH_PASSAGES_PATH  # noqa: E402
 from core.store.results import ResultStore  # noqa: E402
 from tests.helpers.fine_tune import fine_tune  # noqa: E402
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 from bench.scoring import bare_forward, machine, timed, write_result  # noqa: E402
 from core.engine.models import load_model  # noqa: E402
 from core.engine.scoring import STATS_CHUNK, _distribution_stats  # noqa: E402
-from core.membership.calibration import load_fresh_passages  # noqa: E402
+from core.passage.calibration import load_fresh_passages  # noqa: E402
 
 
 def previous_distribution_stats(step_logits: torch.Tensor, targets: torch.Tensor) -> tuple[np.ndarray, ...]:

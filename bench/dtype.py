@@ -32,8 +32,8 @@ from scoring import bare_forward, machine, matmul_flops, timed, write_result  # 
 
 from core.data.labelled import load_labelled_dataset  # noqa: E402
 from core.engine.models import load_model  # noqa: E402
-from core.membership.analysis import analyse_passages  # noqa: E402
 from core.methods import default_methods  # noqa: E402
+from core.methods.analysis import analyse_passages  # noqa: E402
 from core.stats.metrics import evaluate  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "wikimia_length128.parquet"

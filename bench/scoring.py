@@ -33,8 +33,8 @@ from core.engine.batching import length_batches  # noqa: E402
 from core.engine.models import LoadedModel, load_model  # noqa: E402
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET, TokenRecords, encode_texts, score_texts  # noqa: E402
 from core.files.outputs import write_atomic  # noqa: E402
-from core.membership.analysis import analyse_passages  # noqa: E402
 from core.methods import Method, default_methods  # noqa: E402
+from core.methods.analysis import analyse_passages  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "wikimia_length128.parquet"
 MATMUL_SHAPES = [(2048, 576, 1536), (2048, 1536, 576), (2048, 576, 576), (1024, 576, 49152)]

@@ -96,7 +96,7 @@ STEPS: tuple[Step, ...] = (
 def forward_rate() -> dict[str, float]:
     """Tokens per second of the bundled model's bare forward pass on the fresh passages, in this process."""
     from core.engine.models import load_model
-    from core.membership.calibration import load_fresh_passages
+    from core.passage.calibration import load_fresh_passages
 
     lm = load_model("smollm2-135m")
     texts = [p.text for p in load_fresh_passages()[:96]]

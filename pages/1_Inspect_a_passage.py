@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.membership.calibration import FRESH_KIND
+from core.passage.calibration import FRESH_KIND
+from core.passage.stored import KIND as PASSAGE_KIND
 from ui.common import current_model_spec
 from ui.freshness import keep_result, show_result
 from ui.inspect import (
@@ -13,9 +14,9 @@ from ui.inspect import (
     KGRAMS_TODO,
     RESULT,
     analyse,
+    analyse_and_show,
     calibration_option,
     current_inputs,
-    judge_result,
     max_tokens_option,
     passage_inputs,
     render_result,
@@ -40,7 +41,7 @@ st.session_state.pop(KGRAMS_PENDING, None)  # only the script run that draws the
 frame = result_first_page(
     "Inspect a passage", INTRO, has_result=RESULT in st.session_state, present_intro=PRESENT_INTRO
 )
-linked = show_linked_result(frame, (), how_to_make=how_to_make("analyse a passage"))
+linked = show_linked_result(frame, (PASSAGE_KIND,), how_to_make=how_to_make("analyse a passage"))
 
 with frame.setup:
     passages = passage_inputs()
@@ -59,13 +60,7 @@ with frame.result:
         with watched_run("inspect", FRESH_KIND, "fresh passages"):
             # The passage's own result at once, its verdict as soon as the fresh passages of its length are
             # scored, then the k-gram pass in the next script run, with the verdict already on screen.
-            result = analyse(model, passages, max_tokens, complete=False, judge=False)
-            if result is not None and not result.judged:
-                keep_result(RESULT, result, inputs)
-                verdict_status = st.container()
-                drawn = show_result(RESULT, inputs, render_result, action="Analyse")
-                with verdict_status:
-                    result = judge_result(result)
+            result, drawn = analyse_and_show(model, passages, max_tokens, inputs, complete=False)
         if result is not None and not result.complete:
             keep_result(RESULT, result, inputs)
             st.session_state[KGRAMS_TODO] = True
@@ -78,8 +73,7 @@ with frame.result:
             st.session_state[KGRAMS_PENDING] = True
             drawn = show_result(RESULT, inputs, render_result, action="Analyse")
             scroll_to_finding()
-            with kgram_status:
-                result = analyse(model, passages, max_tokens, complete=True)
+            result = analyse(model, passages, max_tokens, complete=True, status=kgram_status)
             st.session_state.pop(KGRAMS_PENDING, None)
         if result is not None:
             finish_run(RESULT, result, inputs)

@@ -54,7 +54,7 @@ def _calibrated_store(root: Path, lm: LoadedModel, *, up_to_tokens: int | None =
     """A results store holding ``lm``'s scores on the fresh calibration passages (this machine's default setup):
     every one, or those of at most ``up_to_tokens`` tokens."""
     from core.engine.setup import resolve_setup
-    from core.membership.calibration import fresh_lengths, stored_fresh_calibration
+    from core.passage.calibration import fresh_lengths, stored_fresh_calibration
     from core.store.results import ResultStore
 
     def short_ones(passages) -> list[int]:

@@ -122,7 +122,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core.stats",),
     ("core.store",),
     ("core.membership", "core.leakage", "core.mcq", "core.overlap", "core.benchmark_order"),
-    ("core.inference",),
+    ("core.inference", "core.passage"),
     ("core.viz",),
     ("core.results",),
     ("core.cli",),

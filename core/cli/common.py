@@ -383,7 +383,7 @@ def implicit_inputs() -> list[tuple[str, Path, bool]]:
     caches models and datasets load from, and a fresh-passage set named by its environment variable."""
     from huggingface_hub import constants as hub
 
-    from core.membership.calibration import FRESH_PASSAGES_ENV
+    from core.passage.calibration import FRESH_PASSAGES_ENV
 
     found = [
         ("Hugging Face cache", Path(hub.HF_HOME), True),

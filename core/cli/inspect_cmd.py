@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from contextlib import ExitStack
 
 from core.cli.common import (
     command_provenance,
@@ -19,7 +20,7 @@ from core.cli.common import (
     store_options,
 )
 from core.data.text import check_unicode, decode_utf8
-from core.errors import InputTextError
+from core.errors import InputTextError, LeakLensError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,58 +55,67 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.engine.models import LoadedModel
     from core.engine.progress import announced, tqdm_progress
-    from core.engine.records import scored_text
-    from core.membership.analysis import analyse_passages
-    from core.membership.calibration import one_time_line, stored_fresh_calibration
-    from core.membership.passage_finding import PLACED_METHODS, fresh_positions_for
-    from core.membership.passage_verdict import judge_passages
-    from core.membership.text_form import guess_group
     from core.methods import parse_methods
-    from core.methods.support import supported_methods
+    from core.passage.calibration import one_time_line
+    from core.passage.run import EXTRACTION, FRESH, inspect_passage
 
     text = _read_text(args)
     require_positive(args.max_tokens, "--max-tokens")
     lm = load_model_from_args(args)
     asked = parse_methods(args.methods)
-    placed = [m for m in parse_methods(list(PLACED_METHODS)) if m.key not in {a.key for a in asked}]
-    methods, left_out = supported_methods(lm, asked + placed)  # the finding reads loss and Min-K%
-    for note in left_out:
-        print(f"note: {note}", file=sys.stderr)
-    with warnings.catch_warnings(record=True) as caught:
+    with ExitStack() as bars, open_store(args) as store, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        (analysis,) = analyse_passages(lm, [text], methods, max_tokens=args.max_tokens)
-    for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
-    wanted = [(analysis.records.n_tokens, guess_group(scored_text(analysis.records)))]
-    with open_store(args) as store, tqdm_progress("fresh passages", unit="passage") as bar:
-        calibration = stored_fresh_calibration(
-            lm.spec,
-            get_model=lambda: lm,
+
+        def progress(stage: str):
+            if stage == FRESH:
+                return announced(one_time_line, bars.enter_context(tqdm_progress("fresh passages", unit="passage")))
+            if stage == EXTRACTION:
+                return bars.enter_context(tqdm_progress("extraction", unit="passage"))
+            return None
+
+        result = inspect_passage(
+            lm,
+            [("Passage", text)],
             store=store,
             setup=setup_from_args(args),
             start_token=args.start_token,
-            progress=announced(one_time_line, bar),
-            only=lambda rows: fresh_positions_for(lm, rows, wanted),
+            max_tokens=args.max_tokens,
+            methods=asked,
+            kgram_columns=False,
+            extraction=args.extract,
+            progress=progress,
         )
-    with tqdm_progress("extraction", unit="passage") as progress:
-        (verdict,) = judge_passages(
-            lm, [(analysis.scores, analysis.records)], calibration, extraction=args.extract, progress=progress
+    for note in result.left_out:
+        print(f"note: {note}", file=sys.stderr)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    if result.placement_error:
+        raise LeakLensError(result.placement_error)
+    (passage,) = result.passages
+    (verdict,) = result.verdicts
+    if passage.n_dropped:
+        kept = passage.analysis.records.n_tokens
+        print(
+            f"warning: only the passage's first {kept:,} tokens were scored; the last {passage.n_dropped_text} "
+            "tokens were dropped (--max-tokens, or the model's context length).",
+            file=sys.stderr,
         )
+    analysis = passage.analysis
     shown = {m.key for m in asked}
-    labels = {m.key: m.label for m in methods if m.key in shown}
+    labels = {m.key: m.label for m in asked}
     scores = {key: value for key, value in analysis.scores.items() if key in shown}
     payload = {
         **verdict.to_dict(),
         "model": lm.spec,
         "device": lm.device.type if isinstance(lm, LoadedModel) else "server",
-        "left_out": left_out,
+        "left_out": list(result.left_out),
         "n_tokens": analysis.records.n_tokens,
         "n_dropped": analysis.records.n_dropped,
         "n_dropped_exact": analysis.records.n_dropped_exact,
         "perplexity": analysis.perplexity,
         "tokens": analysis.records.table(),
         "scores": scores,
-        "calibration": calibration.describe(),
+        "calibration": result.fresh,
         "provenance": command_provenance(args, "inspect", models={"model": args.model}),
     }
     emit_json(args, payload)

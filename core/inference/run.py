@@ -24,13 +24,13 @@ from core.engine.setup import ScoringSetup
 from core.errors import DataError, LeakLensError
 from core.inference.finding import inference_finding
 from core.inference.statistic import DEFAULT_SEED, DEFAULT_SPLITS, InferenceResult, dataset_inference, texts_for_power
-from core.membership.analysis import kgram_needed
 from core.membership.benchmark import (
     DEFAULT_BATCH_SIZE,
     BenchmarkResult,
     result_from_store,
     run_membership_benchmark,
 )
+from core.methods.analysis import kgram_needed
 from core.methods.base import Method
 from core.methods.registry import default_methods
 from core.stats.finding import Finding

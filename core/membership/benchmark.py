@@ -321,7 +321,7 @@ def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], m
     keeps exactly the limit that applied, so one left with ``max_tokens`` tokens was cut there, not by the
     context)."""
     from core.engine.scoring import TruncationWarning, score_texts
-    from core.membership.analysis import kgram_needed
+    from core.methods.analysis import kgram_needed
     from core.methods.auxiliary import compute_auxiliary
 
     texts = [dataset.texts[i] for i in batch]

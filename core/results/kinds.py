@@ -28,20 +28,27 @@ from core.mcq.stored import KIND as MCQ_KIND
 from core.mcq.stored import mcq_report_from_run
 from core.membership.benchmark import KIND as MEMBERSHIP_KIND
 from core.membership.benchmark import result_from_store
-from core.membership.calibration import FRESH_KIND
 from core.membership.finding import membership_finding
+from core.passage.calibration import FRESH_KIND
+from core.passage.reading import findings_of, passage_verdict
+from core.passage.stored import KIND as PASSAGE_KIND
+from core.passage.stored import inspection_from_run
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
+from core.viz.calibration_plot import verdict_strip
 from core.viz.inference_plots import held_out_scores
 from core.viz.leakage_plots import delta_bars
 from core.viz.mcq_plots import mcq_score_distribution
 from core.viz.membership_plots import auroc_heatmap, detector_summary
 from core.viz.order_plots import order_chart
+from core.viz.passage_export import scores_csv
 from core.viz.report import (
     DEFAULT_TITLE,
     MEMBERSHIP_INTRO,
     ORDER_INTRO,
     ORDER_TITLE,
+    PASSAGE_INTRO,
+    PASSAGE_TITLE,
     CsvFile,
     ReportSection,
     comparison_csv,
@@ -54,6 +61,7 @@ from core.viz.report import (
     membership_sections,
     order_csv,
     order_section,
+    passage_sections,
 )
 
 
@@ -164,6 +172,23 @@ KINDS: tuple[RunKind, ...] = (
         figure=order_chart,
         report_title=ORDER_TITLE,
         report_intro=ORDER_INTRO,
+    ),
+    RunKind(
+        PASSAGE_KIND,
+        "Passage inspection",
+        inspection_from_run,
+        lambda inspection: passage_verdict(inspection, 0),
+        sections=lambda items: [
+            section
+            for inspection, _ in items
+            for section in passage_sections(inspection.passages, inspection.verdicts, model=inspection.model)
+        ],
+        csv=lambda inspection, finding, run: CsvFile(
+            "Detector scores (CSV)", "leaklens_passage_scores.csv", scores_csv(inspection, findings_of(inspection))
+        ),
+        figure=verdict_strip,
+        report_title=PASSAGE_TITLE,
+        report_intro=PASSAGE_INTRO,
     ),
     RunKind(DELTA_KIND, "Loss delta", listed_per_model=True),
     RunKind(FRESH_KIND, "Calibration"),

@@ -12,7 +12,9 @@ import math
 
 import plotly.graph_objects as go
 
-from core.membership.passage_finding import MethodPlacement
+from core.passage.placement import MethodPlacement
+from core.passage.reading import chart_name, set_label, strip_title
+from core.passage.result import InspectResult
 from core.viz.style import plotly_text, style_figure
 
 FRESH_COLOUR = "#9ecae1"
@@ -94,3 +96,14 @@ def placement_strip(
     figure.update_yaxes(visible=False, range=[-1, 1.2])
     figure.update_xaxes(title_text=axis_title, autorange="reversed" if is_loss else True)
     return figure
+
+
+def verdict_strip(result: InspectResult) -> go.Figure:
+    """The chart under an inspection's verdict: its first passage among the fresh passages it was compared
+    with, by the method that decided the verdict (the nearest in length when none were similar)."""
+    placement = result.placements[0] if result.placements else None
+    if placement is None:
+        return style_figure(go.Figure(), height=120, title="No comparison with freshly written passages")
+    deciding = placement.deciding
+    name = chart_name(result, result.passages[0])
+    return placement_strip(deciding, name, set_label=set_label(placement), title=strip_title(placement, deciding))

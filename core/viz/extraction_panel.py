@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from core.membership.extraction import ExtractionView
+from core.passage.extraction import ExtractionView
 
 MATCH_BACKGROUND = "#cfe3f5"
 MATCH_TEXT = "#0b3d66"

@@ -32,14 +32,14 @@ from core.leakage.finding import leakage_finding
 from core.mcq.finding import mcq_finding, score_drop
 from core.mcq.study import MCQReport
 from core.membership.benchmark import BenchmarkResult
-from core.membership.extraction_finding import extraction_sentence
 from core.membership.finding import membership_finding, wording_rivals_detectors
-from core.membership.inspection import InspectedPassage
-from core.membership.passage_finding import PassagePlacement
-from core.membership.passage_verdict import PassageVerdict
-from core.membership.summary import reportable_scores
 from core.overlap.finding import overlap_finding
 from core.overlap.run import SearchOutcome, match_location
+from core.passage.extraction_finding import extraction_sentence
+from core.passage.inspection import InspectedPassage
+from core.passage.placement import PassagePlacement
+from core.passage.summary import reportable_scores
+from core.passage.verdict import PassageVerdict
 from core.stats.finding import Finding
 from core.viz.banner import banner_html, finding_details_html
 from core.viz.calibration_plot import placement_strip
@@ -460,7 +460,7 @@ def passage_sections(
     if len(passages) != len(verdicts):
         raise LeakLensError(
             f"{len(passages)} passage(s) but {len(verdicts)} verdict(s): give every passage its placement among "
-            "the fresh passages and its continuation (core.membership.passage_verdict.judge_passages) first."
+            "the fresh passages and its continuation (core.passage.verdict.judge_passages) first."
         )
     return [passage_section(p, v, model=model) for p, v in zip(passages, verdicts, strict=True)]
 

@@ -294,7 +294,7 @@ def test_a_model_without_shipped_scores_shows_the_curve_first_and_the_verdict_be
     """Progressive calibration on a fresh store (the tiny model's fresh scores never ship): the passage's curve
     is on screen while the fresh passages are scored, and the verdict appears once those of its length are,
     while the rest of the set is still unscored (counted in the store at that moment)."""
-    from core.membership.calibration import FRESH_KIND, load_fresh_passages
+    from core.passage.calibration import FRESH_KIND, load_fresh_passages
     from core.store.results import ResultStore
     from tests.browser.server import streamlit_server
 

@@ -435,7 +435,7 @@ def test_a_file_read_without_a_flag_or_a_name_that_is_no_file_is_refused(case: I
 
 
 def test_the_fresh_passages_named_by_their_environment_variable_are_an_input(tmp_path, capsys, monkeypatch):
-    from core.membership.calibration import FRESH_PASSAGES_ENV, FRESH_PASSAGES_PATH
+    from core.passage.calibration import FRESH_PASSAGES_ENV, FRESH_PASSAGES_PATH
 
     own = tmp_path / "fresh.jsonl"
     own.write_bytes(FRESH_PASSAGES_PATH.read_bytes()[:4000].rsplit(b"\n", 1)[0] + b"\n")

@@ -14,7 +14,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from core.data.problems import CodeProblem, ProblemSet, builtin_problems
 from core.engine.models import tiny_random_model
-from core.membership.calibration import FRESH_PASSAGES_PATH, load_fresh_passages
+from core.passage.calibration import FRESH_PASSAGES_PATH, load_fresh_passages
 from tests.helpers.fine_tune import fine_tune
 
 HALF = 5

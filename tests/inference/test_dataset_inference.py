@@ -21,8 +21,8 @@ from core.data.text_sets import TextSet, load_text_set
 from core.engine.models import bundled_tokenizer, tiny_random_model, wrap_model
 from core.inference.run import KIND, inference_from_run, run_dataset_inference
 from core.inference.statistic import dataset_inference
-from core.membership.calibration import FRESH_PASSAGES_PATH
 from core.methods import parse_methods
+from core.passage.calibration import FRESH_PASSAGES_PATH
 from core.results.report import stored_runs_report
 from core.store.results import ResultStore
 from core.viz.report import inference_report

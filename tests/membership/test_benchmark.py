@@ -13,7 +13,6 @@ from core.data.labelled import labelled_from_table, load_labelled_dataset
 from core.data.tables import Table
 from core.engine.models import tiny_random_model, wrap_model
 from core.errors import LeakLensError
-from core.membership.analysis import analyse_passages
 from core.membership.benchmark import (
     KIND,
     OLD_DEFINITIONS_NOTE,
@@ -24,6 +23,7 @@ from core.membership.benchmark import (
     stored_results,
 )
 from core.methods import Method, parse_methods
+from core.methods.analysis import analyse_passages
 from core.stats.metrics import blind_baseline, ensemble, evaluate, roc_points
 from core.store.results import FINISHED, INTERRUPTED, ResultStore, SampleRow
 

@@ -7,7 +7,6 @@ import pytest
 
 from core.engine.scoring import score_texts
 from core.errors import InputTextError
-from core.membership.extraction import extraction_view
 from core.methods.extraction import (
     MAX_CONTINUATION,
     MIN_CONTINUATION,
@@ -18,6 +17,7 @@ from core.methods.extraction import (
     leading_matches,
     longest_matching_run,
 )
+from core.passage.extraction import extraction_view
 from tests.helpers.generation import greedy_generate_slow
 
 

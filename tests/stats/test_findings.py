@@ -610,14 +610,14 @@ def test_dataset_inference_is_none_only_when_a_small_effect_would_have_shown():
 
 
 def _fresh(n_tokens: list[int], loss: list[float]):
-    from core.membership.calibration import FreshCalibration
+    from core.passage.calibration import FreshCalibration
 
     ids = tuple(f"f{i}" for i in range(len(n_tokens)))
     return FreshCalibration("m", "run", ids, tuple(n_tokens), {"loss": tuple(loss)}, {"loss": "Loss"})
 
 
 def test_a_two_token_passage_is_too_short_to_judge_never_below_all_fresh_passages():
-    from core.membership.passage_finding import place_passage, placement_finding
+    from core.passage.placement import place_passage, placement_finding
 
     calibration = _fresh([78 + i for i in range(15)], [-3.0] * 15)  # the fresh passages are 78+ tokens
     finding = placement_finding(place_passage({"loss": -9.0}, 2, calibration))
@@ -627,8 +627,8 @@ def test_a_two_token_passage_is_too_short_to_judge_never_below_all_fresh_passage
 
 
 def test_at_the_minimum_length_a_passage_is_judged():
-    from core.membership.passage_finding import place_passage, placement_finding
-    from core.membership.summary import MIN_PASSAGE_TOKENS
+    from core.passage.placement import place_passage, placement_finding
+    from core.passage.summary import MIN_PASSAGE_TOKENS
 
     n = MIN_PASSAGE_TOKENS
     calibration = _fresh([n] * 15, [float(-i) for i in range(15)])
@@ -641,7 +641,7 @@ def test_at_the_minimum_length_a_passage_is_judged():
 
 
 def test_a_passage_with_no_fresh_passages_of_its_length_is_inconclusive():
-    from core.membership.passage_finding import LENGTH_FACTOR, MIN_SIMILAR, place_passage, placement_finding
+    from core.passage.placement import LENGTH_FACTOR, MIN_SIMILAR, place_passage, placement_finding
 
     calibration = _fresh([78 + i for i in range(40)], [-3.0] * 40)
     placement = place_passage({"loss": -9.0}, 30, calibration)  # 30 tokens: 15–60 is similar, none are

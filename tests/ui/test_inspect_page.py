@@ -182,7 +182,7 @@ def test_uploaded_text_file_fills_the_passage_and_bad_files_explain(page):
 
 @pytest.mark.slow
 def test_calibration_set_in_the_session_adds_percentiles(page):
-    from core.membership.summary import Calibration
+    from core.passage.summary import Calibration
 
     page.session_state["leaklens_calibration"] = Calibration(
         "known texts", members={"loss": [-1.0, -2.0, -3.0, -4.0]}, non_members={"loss": [-20.0, -30.0]}
@@ -315,7 +315,7 @@ def test_changing_a_display_toggle_does_not_mark_the_result_out_of_date(page):
 
 @pytest.mark.slow
 def test_result_leads_with_the_passage_placed_among_fresh_passages(page):
-    from core.membership.calibration import FRESH_KIND, load_fresh_passages
+    from core.passage.calibration import FRESH_KIND, load_fresh_passages
     from core.store.results import ResultStore
 
     ledger = " ".join(
@@ -344,8 +344,9 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
     import csv
     import io
 
-    from core.membership.passage_finding import has_yardstick
-    from ui.inspect import passage_verdict, scores_csv, token_csv
+    from core.passage.placement import has_yardstick
+    from core.passage.reading import passage_verdict
+    from core.viz.passage_export import scores_csv, token_csv
 
     page.button(key="inspect_example_famous").click().run()
     app = _analyse(page)
@@ -366,8 +367,8 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
     assert len(fresh["x"]) == deciding.n_compared == placement.n_similar
     low, high = placement.token_range
     assert fresh["name"] == f"freshly written passages of {low}–{high} tokens ({deciding.n_compared})"
-    axis = spec["layout"]["xaxis"]["title"]["text"]
-    assert axis.startswith("perplexity" if deciding.method_key == "loss" else deciding.label)
+    measure = "perplexity" if deciding.method_key == "loss" else deciding.label  # named in each dot's hover card
+    assert f"fresh passage · {measure} " in fresh["hovertemplate"]
     # The scores section reads the same comparison, the deciding method first; no second verdict anywhere.
     summary = app.info[0].value
     assert (
@@ -406,3 +407,20 @@ def test_a_short_passage_shows_no_slope_cards_and_a_two_token_one_no_scores_at_a
     app = _analyse(app, "Hello there")
     assert not app.metric
     assert any(c.value.startswith("Too short to judge: only 2 tokens") for c in app.caption)
+
+
+@pytest.mark.slow
+def test_the_page_and_the_command_give_one_finding_for_one_passage(page, tmp_path):
+    """Both front ends call ``core.passage.run.inspect_passage``: the Gettysburg example analysed on the page and
+    ``python -m core inspect`` on the same text, model and store read the same verdict."""
+    from core.cli import main
+    from core.passage.reading import passage_verdict
+
+    out = tmp_path / "inspect.json"
+    assert main(["inspect", "--text", GETTYSBURG.text, "--model", "tiny-random", "--out", str(out)]) == 0
+    cli = json.loads(out.read_text())["finding"]
+    page.button(key="inspect_example_famous").click().run()
+    app = _analyse(page)
+    shown = passage_verdict(app.session_state["inspect_result"], 0)
+    assert (shown.level, shown.headline) == (cli["level"], cli["headline"])
+    assert list(shown.evidence) == cli["evidence"]

@@ -89,3 +89,28 @@ def test_a_link_to_a_run_no_longer_stored_names_it(store_path):
     app = _open("2_Membership_benchmark.py", present="1", run="0123abcd")
     note = app.info[0].value
     assert note.startswith("The linked run 0123abcd is not stored here: the Results page lists every stored run.")
+
+
+@pytest.mark.usefixtures("tiny_calibration")
+def test_an_inspected_passage_is_stored_and_its_link_opens_it_with_no_model(store_path, tmp_path):
+    """An inspection from the command line is kept as a stored run: the Inspect page's present link (with its
+    run, or plain: the most recent) opens its verdict and the strip that carries it, from the store alone."""
+    import json
+
+    from core.cli import main
+    from core.data.examples import GETTYSBURG
+
+    out = tmp_path / "inspect.json"
+    args = ["inspect", "--text", GETTYSBURG.text, "--model", "tiny-random", "--store", str(store_path)]
+    assert main([*args, "--out", str(out)]) == 0
+    headline = json.loads(out.read_text())["finding"]["headline"]
+    (run,) = ResultStore(store_path).list_runs("passage")
+    assert run.finished and run.dataset == "The Gettysburg Address (example)"
+    for params in ({"present": "1", "run": run.run_id}, {"present": "1"}):
+        app = _open("1_Inspect_a_passage.py", **params)
+        assert all("Nothing to present" not in i.value for i in app.info)
+        assert headline.split(":")[0] in _markdown(app)
+        (strip,) = app.get("plotly_chart")
+        assert "freshly written passages" in strip.proto.spec
+    assert main([*args, "--out", str(out)]) == 0  # asked again: the same stored run, not a second one
+    assert [r.run_id for r in ResultStore(store_path).list_runs("passage")] == [run.run_id]

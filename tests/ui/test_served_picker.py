@@ -42,7 +42,7 @@ def test_check_connection_makes_the_served_model_the_active_one(home, vllm_endpo
 def test_inspect_scores_a_passage_on_the_served_model_without_min_k_plus_plus(monkeypatch, vllm_endpoint, tmp_path):
     from core.data.examples import GETTYSBURG
     from core.engine.served import Endpoint, connect
-    from core.membership.calibration import FRESH_PASSAGES_ENV, FRESH_PASSAGES_PATH
+    from core.passage.calibration import FRESH_PASSAGES_ENV, FRESH_PASSAGES_PATH
 
     monkeypatch.setenv("LEAKLENS_STORE", str(tmp_path / "results.sqlite"))
     # Twelve of the fresh passages (a set of one's own, as $LEAKLENS_FRESH_PASSAGES allows): scoring all 606

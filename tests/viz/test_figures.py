@@ -215,7 +215,7 @@ def test_hover_labels_say_each_number_once(every_figure):
 
 
 def test_placement_strip_marks_the_passage_among_fresh_passages():
-    from core.membership.passage_finding import MethodPlacement
+    from core.passage.placement import MethodPlacement
     from core.viz.calibration_plot import PASSAGE_COLOUR, placement_strip
 
     placement = MethodPlacement(

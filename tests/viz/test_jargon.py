@@ -17,10 +17,10 @@ from core.benchmark_order.finding import order_finding
 from core.inference.finding import inference_finding
 from core.leakage.delta import LossChange
 from core.leakage.finding import leakage_finding
-from core.membership.calibration import FreshCalibration
 from core.membership.finding import membership_finding
-from core.membership.passage_finding import place_passage, placement_finding
 from core.overlap.finding import overlap_finding
+from core.passage.calibration import FreshCalibration
+from core.passage.placement import place_passage, placement_finding
 from core.stats.finding import Finding
 from core.viz.banner import banner_html
 from core.viz.glossary import GLOSSARY, gloss_html, terms_in
@@ -78,8 +78,8 @@ def _passage(score: float, n_tokens: int, lengths: list[int], min_k: float | Non
 
 def _extracted(leading: int, fresh: list[int], placed: float = -100.5) -> Finding:
     """A passage read by both tests: placed among 200 fresh passages, continued ``leading`` of 64 tokens."""
-    from core.membership.extraction import ExtractionView
-    from core.membership.extraction_finding import ExtractionReading, passage_finding
+    from core.passage.extraction import ExtractionView
+    from core.passage.extraction_finding import ExtractionReading, passage_finding
 
     placement = place_passage({"loss": placed}, 100, _fresh([100] * 200, [float(-i) for i in range(200)]), tests=2)
     reading = ExtractionReading(leading, 64, tuple(fresh), tests=2)

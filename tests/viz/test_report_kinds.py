@@ -24,15 +24,15 @@ from core.errors import LeakLensError
 from core.leakage.delta import LeakageReport, ModelRequest
 from core.leakage.finding import leakage_finding
 from core.leakage.run import run_leakage_test
-from core.membership.calibration import load_fresh_passages, stored_fresh_calibration
-from core.membership.inspection import inspect_passages
-from core.membership.passage_verdict import judge_passages
 from core.overlap.backends import get_backend
 from core.overlap.finding import overlap_finding
 from core.overlap.indexing import build_index
 from core.overlap.matching import SearchSettings
 from core.overlap.run import SearchOutcome, run_search
 from core.overlap.sources import EvalInstance, load_eval_set, training_sources
+from core.passage.calibration import load_fresh_passages, stored_fresh_calibration
+from core.passage.inspection import inspect_passages
+from core.passage.verdict import judge_passages
 from core.stats.finding import Finding
 from core.store.results import ResultStore
 from core.viz.report import (

@@ -15,9 +15,11 @@ from core.config import ASSETS_DIR
 from core.data.examples import EXAMPLES, FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
 from core.engine.setup import ScoringSetup
 from core.errors import DataError, LeakLensError
-from core.membership.analysis import analyse_passages
 from core.membership.benchmark import SCORE_DEFINITIONS
-from core.membership.calibration import (
+from core.methods.analysis import analyse_passages
+from core.methods.loss import Loss
+from core.methods.min_k import MinK
+from core.passage.calibration import (
     FRESH_KIND,
     FRESH_PASSAGES_PATH,
     FreshCalibration,
@@ -28,7 +30,7 @@ from core.membership.calibration import (
     load_fresh_passages,
     stored_fresh_calibration,
 )
-from core.membership.passage_finding import (
+from core.passage.placement import (
     FORMULAIC_CAVEAT,
     LENGTH_FACTOR,
     PassagePlacement,
@@ -36,10 +38,8 @@ from core.membership.passage_finding import (
     placement_finding,
     similar_length,
 )
-from core.membership.summary import MIN_PASSAGE_TOKENS
-from core.membership.text_form import group_of_form, guess_group
-from core.methods.loss import Loss
-from core.methods.min_k import MinK
+from core.passage.summary import MIN_PASSAGE_TOKENS
+from core.passage.text_form import group_of_form, guess_group
 from core.store.results import ResultStore
 
 CPU = ScoringSetup("cpu", "float32")
@@ -367,7 +367,7 @@ def test_gettysburg_stands_out_from_fresh_text_and_the_fresh_example_does_not(sm
 
 
 def test_a_passage_between_the_margin_and_weak_still_has_its_yardstick():
-    from core.membership.passage_finding import has_yardstick
+    from core.passage.placement import has_yardstick
 
     placement = _placed(30, 200)  # 85th percentile: inconclusive, but read against 200 passages of its length
     assert placement_finding(placement).level == "inconclusive"
@@ -386,8 +386,8 @@ def test_scoring_only_the_passages_a_verdict_needs_places_the_passage_exactly_as
     """A model whose fresh scores are not stored scores the passages of the passage's length first: the
     placement read from them equals the one read from the whole set (same passages compared, same scores),
     for a passage with enough of its kind near its length, one compared across kinds and a widened one."""
-    from core.membership.calibration import fresh_lengths
-    from core.membership.passage_finding import comparison_positions, fresh_positions_for
+    from core.passage.calibration import fresh_lengths
+    from core.passage.placement import comparison_positions, fresh_positions_for
 
     passages = load_fresh_passages()[:160]
     wanted = [(n_tokens, "prose")]

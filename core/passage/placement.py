@@ -15,13 +15,13 @@ needs every method inside the bulk of fresh text (``NONE_CHANCE``); a passage ab
 ``weak`` is ``inconclusive``.
 
 Before any of that, the finding is ``inconclusive`` when the data cannot tell:
-- the passage has fewer than ``core.membership.summary.MIN_PASSAGE_TOKENS`` scored tokens: "Too short to judge";
+- the passage has fewer than ``core.passage.summary.MIN_PASSAGE_TOKENS`` scored tokens: "Too short to judge";
 - fewer than ``MIN_SIMILAR`` fresh passages are within ``LENGTH_FACTOR`` of its length (the comparison had
   to widen to passages of another length), or the whole fresh set is smaller than that: "no fresh passages
   of this length to compare with". A 2-token passage is never "less predictable than all 15 fresh
   passages" that are 78 tokens and longer.
 Probability slopes never enter the finding (only loss and Min-K% are placed); see ``MIN_SLOPE_TOKENS`` for
-when a slope may be shown at all (``core.membership.summary``).
+when a slope may be shown at all (``core.passage.summary``).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ import numpy as np
 
 from core.engine.model_source import ScoringModel
 from core.errors import LeakLensError
-from core.membership.calibration import FreshCalibration, FreshPassage, fresh_lengths
-from core.membership.summary import format_perplexity, percentile_of, too_short, too_short_text
-from core.membership.text_form import GROUP_NAMES, PROSE, guess_group
+from core.passage.calibration import FreshCalibration, FreshPassage, fresh_lengths
+from core.passage.summary import format_perplexity, percentile_of, too_short, too_short_text
+from core.passage.text_form import GROUP_NAMES, PROSE, guess_group
 from core.stats.finding import Finding, Level, count
 
 LENGTH_FACTOR = 2.0
@@ -135,7 +135,7 @@ class PassagePlacement:
     factor: float = LENGTH_FACTOR
     minimum: int = MIN_SIMILAR
     group: str = PROSE
-    """The kind of text the passage reads as (``core.membership.text_form``)."""
+    """The kind of text the passage reads as (``core.passage.text_form``)."""
     n_own_group: int | None = None
     """Fresh passages of its kind within the length factor; None when the calibration has no kinds."""
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from core.engine.records import TokenRecords
-from core.membership.calibration import FreshCalibration
-from core.membership.extraction import ExtractionView
-from core.membership.extraction_finding import ExtractionReading, extraction_finding, read_extraction
-from core.membership.passage_verdict import NO_FRESH_CONTINUATIONS, judge_passage
 from core.methods.extraction import MAX_CONTINUATION, Continuation
+from core.passage.calibration import FreshCalibration
+from core.passage.extraction import ExtractionView
+from core.passage.extraction_finding import ExtractionReading, extraction_finding, read_extraction
+from core.passage.verdict import NO_FRESH_CONTINUATIONS, judge_passage
 
 
 def _calibration(n_tokens: list[int], loss: list[float], leading: list[float]) -> FreshCalibration:

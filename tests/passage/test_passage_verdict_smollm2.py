@@ -16,11 +16,11 @@ import pytest
 from core.config import PROJECT_ROOT
 from core.data.labelled import load_labelled_dataset
 from core.engine.setup import resolve_setup
-from core.membership.analysis import analyse_passages
-from core.membership.calibration import stored_fresh_calibration
-from core.membership.passage_verdict import judge_passages
+from core.methods.analysis import analyse_passages
 from core.methods.loss import Loss
 from core.methods.min_k import MinK
+from core.passage.calibration import stored_fresh_calibration
+from core.passage.verdict import judge_passages
 from core.stats.finding import EXPOSURE_LEVELS
 from core.store.results import ResultStore
 

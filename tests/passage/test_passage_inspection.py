@@ -10,9 +10,10 @@ import torch
 
 from core.data.examples import EXAMPLES, FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
 from core.errors import InputTextError
-from core.membership.analysis import analyse_passages
-from core.membership.inspection import decode_text_upload, inspect_passages, reference_points
-from core.membership.summary import (
+from core.methods import default_methods
+from core.methods.analysis import analyse_passages
+from core.passage.inspection import decode_text_upload, inspect_passages, reference_points
+from core.passage.summary import (
     Calibration,
     ReferencePoint,
     calibration_percentiles,
@@ -21,7 +22,6 @@ from core.membership.summary import (
     nearest_reference,
     percentile_of,
 )
-from core.methods import default_methods
 
 FAMOUS = ReferencePoint("famous example", "famous", 13.0)
 UNSEEN = ReferencePoint("fresh example", "fresh", 155.0)
@@ -186,7 +186,7 @@ def test_perplexity_formatting():
 
 
 def test_a_passage_below_the_minimum_length_is_too_short_to_judge():
-    from core.membership.summary import MIN_PASSAGE_TOKENS
+    from core.passage.summary import MIN_PASSAGE_TOKENS
 
     short = honest_summary(40.0, [FAMOUS, UNSEEN], "m", n_tokens=2)
     assert short.startswith("**Too short to judge: only 2 tokens")
@@ -213,7 +213,7 @@ def test_a_passage_is_never_compared_with_itself():
 
 
 def test_slopes_over_too_few_tokens_are_not_reported_as_scores():
-    from core.membership.summary import MIN_PASSAGE_TOKENS, MIN_SLOPE_TOKENS, reportable_scores
+    from core.passage.summary import MIN_PASSAGE_TOKENS, MIN_SLOPE_TOKENS, reportable_scores
 
     scores = {"loss": -3.0, "min_k_20": -6.0, "slope": 0.2, "slope_6gram_mean": 1.0}
     assert reportable_scores(scores, MIN_SLOPE_TOKENS) == scores

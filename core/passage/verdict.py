@@ -14,12 +14,12 @@ from typing import Any
 from core.engine.model_source import ScoringModel
 from core.engine.progress import ProgressCallback
 from core.engine.records import TokenRecords, scored_text
-from core.membership.calibration import FreshCalibration
-from core.membership.extraction import ExtractionView, extraction_view
-from core.membership.extraction_finding import ExtractionReading, passage_finding, read_extraction
-from core.membership.passage_finding import PassagePlacement, has_yardstick, place_passage
-from core.membership.text_form import guess_group
 from core.methods.extraction import Continuation, extract, too_short_for_extraction_note
+from core.passage.calibration import FreshCalibration
+from core.passage.extraction import ExtractionView, extraction_view
+from core.passage.extraction_finding import ExtractionReading, passage_finding, read_extraction
+from core.passage.placement import PassagePlacement, has_yardstick, place_passage
+from core.passage.text_form import guess_group
 from core.stats.finding import Finding
 
 NO_FRESH_CONTINUATIONS = (

@@ -18,8 +18,8 @@ import pytest
 from core.data.labelled import load_labelled_dataset
 from core.engine.models import LoadedModel, bundled_tokenizer, wrap_model
 from core.membership.benchmark import run_membership_benchmark
-from core.membership.calibration import load_fresh_passages
 from core.methods import parse_methods
+from core.passage.calibration import load_fresh_passages
 from core.store.results import ResultStore
 from tests.helpers.fine_tune import tuned_tiny_model
 

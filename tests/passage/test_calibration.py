@@ -8,8 +8,8 @@ import pytest
 
 from core.errors import LeakLensError
 from core.membership.benchmark import KIND, SCORE_DEFINITIONS
-from core.membership.calibration import calibration_from_run, calibration_label, calibration_runs
-from core.membership.summary import calibration_percentiles
+from core.passage.known_runs import calibration_from_run, calibration_label, calibration_runs
+from core.passage.summary import calibration_percentiles
 from core.store.results import ResultStore, SampleRow
 
 
@@ -87,7 +87,7 @@ def test_the_fresh_lengths_are_tokenized_once_per_model_and_set(tiny_lm, monkeyp
     """Every passage inspected before the set is complete asks for the lengths again; a served model's tokenizer
     would answer each with a request per fresh passage."""
     import core.engine.scoring as scoring
-    from core.membership.calibration import fresh_lengths, load_fresh_passages
+    from core.passage.calibration import fresh_lengths, load_fresh_passages
 
     passages = load_fresh_passages()[:40]
     calls = []

@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from core.membership.calibration import FreshCalibration
-from core.membership.extraction import ExtractionView
-from core.membership.passage_finding import (
+from core.methods.extraction import EXTRACTION_KEY, MIN_CONTINUATION, Continuation, extraction_plan
+from core.passage.calibration import FreshCalibration
+from core.passage.extraction import ExtractionView
+from core.passage.placement import (
     NONE_CHANCE,
     STRENGTH,
     PassagePlacement,
@@ -28,7 +29,6 @@ from core.membership.passage_finding import (
     level_of_chance,
     placement_finding,
 )
-from core.methods.extraction import EXTRACTION_KEY, MIN_CONTINUATION, Continuation, extraction_plan
 from core.stats.finding import EXPOSURE_LEVELS, Finding, Level, count
 
 

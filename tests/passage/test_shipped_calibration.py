@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 
 from core.engine.setup import ScoringSetup
-from core.membership.calibration import (
+from core.methods.support import supported_methods
+from core.passage.calibration import (
     FRESH_KIND,
     FreshPassage,
     fresh_methods,
@@ -19,8 +20,7 @@ from core.membership.calibration import (
     load_fresh_passages,
     stored_fresh_calibration,
 )
-from core.membership.shipped_calibration import REGENERATE_COMMAND, read_shipped, seed_from_shipped, shipped_path
-from core.methods.support import supported_methods
+from core.passage.shipped_calibration import REGENERATE_COMMAND, read_shipped, seed_from_shipped, shipped_path
 from core.store.results import ResultStore, SampleRow
 from core.store.runloop import RunRequest
 

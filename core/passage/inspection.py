@@ -14,10 +14,10 @@ from core.data.text import decode_utf8
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import MAX_KGRAM, ScoringModel, TruncationWarning
 from core.errors import InputTextError
-from core.membership.analysis import PassageAnalysis, analyse_passages
-from core.membership.summary import ReferencePoint
 from core.methods import Method, default_methods
+from core.methods.analysis import PassageAnalysis, analyse_passages
 from core.methods.loss import Loss
+from core.passage.summary import ReferencePoint
 
 DEFAULT_MAX_TOKENS = 1024
 """Tokens scored per passage on the page: keeps a pasted book chapter responsive on a CPU."""
@@ -46,13 +46,15 @@ def inspect_passages(
     methods: Sequence[Method] | None = None,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
     with_kgrams: bool = True,
+    kgram_columns: bool = True,
     progress: ProgressCallback | None = None,
 ) -> list[InspectedPassage]:
     """Analyse ``(name, text)`` pairs in one batch.
 
     with_kgrams=True keeps all k-gram columns (so the page's k-gram toggle needs no new pass); False skips
     the k-gram windows (several times the main pass; docs/benchmarks.md, Scoring engine) and every method
-    that needs them, for a first fast view.
+    that needs them, for a first fast view. ``kgram_columns=False`` computes only the k-gram windows the
+    methods need (a command line shows no k-gram toggle).
     Empty passages raise ``InputTextError`` naming the passage; truncation is reported through each
     result's ``n_dropped`` instead of a warning.
     """
@@ -72,7 +74,7 @@ def inspect_passages(
             lm,
             [text for _, text in passages],
             chosen,
-            kgram_max=MAX_KGRAM if with_kgrams else 0,
+            kgram_max=(MAX_KGRAM if kgram_columns else None) if with_kgrams else 0,
             max_tokens=max_tokens,
             progress=progress,
         )

@@ -13,7 +13,6 @@ unusually predictable. Each model scores that set once; its scores live in the r
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -29,15 +28,14 @@ from core.engine.progress import ProgressCallback
 from core.engine.scoring import ScoringModel
 from core.engine.setup import ScoringSetup, resolve_setup
 from core.errors import DataError, LeakLensError
-from core.membership.benchmark import KIND, SCORE_DEFINITIONS
-from core.membership.summary import Calibration
-from core.membership.text_form import guess_group
+from core.membership.benchmark import SCORE_DEFINITIONS
 from core.methods import Method, default_methods, score_all
 from core.methods.auxiliary import compute_auxiliary
 from core.methods.extraction import EXTRACTION_KEY, Extraction, continuation_digest, extract, extraction_score
 from core.methods.support import supported_methods
+from core.passage.text_form import guess_group
 from core.store.provenance import build_provenance
-from core.store.results import ResultStore, RunInfo, SampleRow, score_or_nan
+from core.store.results import ResultStore, SampleRow, score_or_nan
 from core.store.runloop import RunRequest
 from core.store.stored_run import run_meta, run_stored
 
@@ -49,38 +47,6 @@ FRESH_KIND = "calibration"
 """Store kind of a model's scores on the fresh passages."""
 FRESH_SET_NAME = "fresh calibration passages"
 DEFAULT_FRESH_BATCH_SIZE = 16
-
-
-def calibration_runs(store: ResultStore, model: str | None = None) -> list[RunInfo]:
-    """Finished membership runs usable as calibration sets: ``model``'s runs first, then newest first."""
-    runs = [r for r in store.list_runs(KIND) if r.finished and r.key.get("score_definitions") == SCORE_DEFINITIONS]
-    return sorted(runs, key=lambda r: r.model != model)  # stable: newest first within each group
-
-
-def calibration_label(run: RunInfo) -> str:
-    """How a run is named in a picker and above the percentile table."""
-    n = run.n_total if run.n_total is not None else run.n_done
-    return f"{run.dataset} · {run.model} · {n} texts · run {run.run_id[:8]}"
-
-
-def calibration_from_run(store: ResultStore, run: RunInfo) -> Calibration:
-    """Per-method scores of the run's members (label 1) and non-members (label 0); missing scores dropped."""
-    if run.kind != KIND:
-        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a membership benchmark.")
-    if not run.finished:
-        raise LeakLensError(f"Run {run.run_id} is not finished ({run.status}); finish it before calibrating with it.")
-    members: dict[str, list[float]] = {}
-    non_members: dict[str, list[float]] = {}
-    for sample in store.load_samples(run.run_id):
-        if sample.label not in (0, 1):
-            continue
-        side = members if sample.label == 1 else non_members
-        for key, value in sample.scores.items():
-            if value is not None and math.isfinite(value):
-                side.setdefault(key, []).append(float(value))
-    if not members or not non_members:
-        raise LeakLensError(f"Run {run.run_id} has no scored members or no scored non-members to calibrate with.")
-    return Calibration(calibration_label(run), members=members, non_members=non_members)
 
 
 @dataclass(frozen=True)
@@ -106,7 +72,7 @@ class FreshCalibration:
     """Per method key, one score per passage (higher = more predictable); NaN where a method failed."""
     method_labels: Mapping[str, str] = field(default_factory=dict)
     groups: tuple[str, ...] = ()
-    """Per passage, the kind of text it is compared as (``core.membership.text_form.guess_group``)."""
+    """Per passage, the kind of text it is compared as (``core.passage.text_form.guess_group``)."""
     n_computed: int = 0
     """Passages scored by this call (0 when everything came from the store)."""
     notes: tuple[str, ...] = ()
@@ -250,14 +216,14 @@ def stored_fresh_calibration(
     ``get_model()`` is called at most once, and only when a passage is left to score: pages pass their
     cached model, which must be loaded under ``setup`` (default: this machine's automatic choice) and
     ``start_token``. ``passages`` and ``methods`` default to the shipped set and ``fresh_methods()``.
-    With ``shipped``, scores shipped for exactly this key (``core.membership.shipped_calibration``) are
+    With ``shipped``, scores shipped for exactly this key (``core.passage.shipped_calibration``) are
     copied into the store first, so the bundled model needs no pass at all. ``only``: the positions to have
     scored now, in order (``passage_finding.fresh_positions_for``), or a function of the passages giving
     them, called only when the set is not already complete in the store (it may tokenize them all); the
     calibration then holds every passage stored so far, and ``complete`` says whether that is the whole set.
     """
     from core.engine.scoring import score_texts
-    from core.membership.shipped_calibration import seed_from_shipped
+    from core.passage.shipped_calibration import seed_from_shipped
 
     spec = (spec or "").strip()
     if not spec:

@@ -1,0 +1,153 @@
+"""The single-passage test, end to end, in one call both front ends make (the Inspect page and ``inspect``).
+
+``inspect_passage`` scores the passages, hands their own result to ``on_scored`` at once (the page draws the
+curve and scores while the verdict is still to come), places each among the freshly written passages of
+similar length (shipped, stored, or scored now and stored), gives the model each passage's first half to
+continue, and reads both as one finding per passage. Progress goes to ``progress(stage)``, one callback per
+stage; a callback may raise to cancel (the page's Cancel does, through Streamlit), and every fresh passage
+scored before that stays stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from core.engine.progress import ProgressCallback
+from core.engine.records import scored_text
+from core.engine.scoring import ScoringModel
+from core.engine.setup import ScoringSetup
+from core.errors import LeakLensError
+from core.methods import Method, default_methods, parse_methods
+from core.methods.support import supported_methods
+from core.passage.calibration import stored_fresh_calibration
+from core.passage.inspection import DEFAULT_MAX_TOKENS, inspect_passages
+from core.passage.placement import PLACED_METHODS, fresh_positions_for
+from core.passage.result import InspectResult
+from core.passage.stored import store_inspection
+from core.passage.text_form import guess_group
+from core.passage.verdict import judge_passages
+from core.store.results import ResultStore
+
+SCORING = "passages"
+FRESH = "fresh"
+EXTRACTION = "extraction"
+STAGES = (SCORING, FRESH, EXTRACTION)
+"""What the progress of one inspection is about, in order: the passages' own scores, the fresh passages they are
+compared with (scored once per model, only when neither shipped nor stored), the continuation test."""
+
+ProgressFor = Callable[[str], ProgressCallback | None]
+
+
+def inspection_methods(lm: ScoringModel, asked: Sequence[Method] | None) -> tuple[list[Method], list[str]]:
+    """The methods to run: those asked (default: the standard set) plus the ones the finding places the passage
+    by, less any this model cannot run (with the reason)."""
+    chosen = list(asked) if asked is not None else default_methods()
+    placed = [m for m in parse_methods(list(PLACED_METHODS)) if m.key not in {c.key for c in chosen}]
+    return supported_methods(lm, chosen + placed)
+
+
+def inspect_passage(
+    lm: ScoringModel,
+    passages: Sequence[tuple[str, str]],
+    *,
+    store: ResultStore,
+    setup: ScoringSetup,
+    start_token: str | None = None,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS,
+    methods: Sequence[Method] | None = None,
+    with_kgrams: bool = True,
+    kgram_columns: bool = True,
+    extraction: bool = True,
+    judge: bool = True,
+    progress: ProgressFor | None = None,
+    on_scored: Callable[[InspectResult], None] | None = None,
+    verdicts_from: InspectResult | None = None,
+) -> InspectResult:
+    """Inspect ``(name, text)`` passages under ``lm`` (loaded under ``setup`` and ``start_token``).
+
+    ``with_kgrams=False`` is the fast first view (no k-gram pass); ``kgram_columns=False`` keeps only the k-gram
+    columns the methods need (no display of the others). ``judge=False`` stops after the passages'
+    own scores. ``verdicts_from`` (the fast view of the same passages) lends its verdicts to the k-gram pass,
+    which changes neither loss nor Min-K%, the scores the verdict reads. ``extraction=False`` skips the
+    continuation test. A failure to place the passages is kept in ``placement_error``, not raised: the
+    passages' own result stands without it.
+    """
+    stage = progress or (lambda _: None)
+    chosen, left_out = inspection_methods(lm, methods)
+    found = inspect_passages(
+        lm,
+        passages,
+        methods=chosen,
+        max_tokens=max_tokens,
+        with_kgrams=with_kgrams,
+        kgram_columns=kgram_columns,
+        progress=stage(SCORING),
+    )
+    result = InspectResult(
+        model=lm.spec,
+        passages=tuple(found),
+        complete=with_kgrams,
+        texts=tuple(text for _, text in passages),
+        judged=False,
+        asked=tuple(passages),
+        max_tokens=max_tokens,
+        left_out=tuple(left_out),
+    )
+    if verdicts_from is not None and verdicts_from.judged:
+        result = replace(
+            result,
+            placements=verdicts_from.placements,
+            placement_error=verdicts_from.placement_error,
+            verdicts=verdicts_from.verdicts,
+            fresh=verdicts_from.fresh,
+            judged=True,
+        )
+    else:
+        if on_scored is not None:
+            on_scored(result)
+        if not judge:
+            return result
+        result = _judged(
+            lm, result, store=store, setup=setup, start_token=start_token, extraction=extraction, stage=stage
+        )
+    if len(result.verdicts) != len(result.passages):
+        return result  # not placed (the reason is in placement_error): nothing to keep
+    run = store_inspection(store, result, revision=setup.revision, start_token=start_token)
+    return replace(result, run_id=run.run_id)
+
+
+def _judged(
+    lm: ScoringModel,
+    result: InspectResult,
+    *,
+    store: ResultStore,
+    setup: ScoringSetup,
+    start_token: str | None,
+    extraction: bool,
+    stage: ProgressFor,
+) -> InspectResult:
+    """Each passage among the fresh passages of its length (nearest in length first; only those, for a model
+    whose scores are neither shipped nor stored), and its first half continued by the model."""
+    wanted = [(p.analysis.records.n_tokens, guess_group(scored_text(p.analysis.records))) for p in result.passages]
+    try:
+        calibration = stored_fresh_calibration(
+            lm.spec,
+            get_model=lambda: lm,
+            store=store,
+            setup=setup,
+            start_token=start_token,
+            progress=stage(FRESH),
+            only=lambda rows: fresh_positions_for(lm, rows, wanted),
+        )
+        scored = [(p.analysis.scores, p.analysis.records) for p in result.passages]
+        verdicts = tuple(judge_passages(lm, scored, calibration, extraction=extraction, progress=stage(EXTRACTION)))
+    except LeakLensError as exc:
+        return replace(result, placement_error=str(exc), judged=True)
+    return replace(
+        result,
+        placements=tuple(v.placement for v in verdicts),
+        verdicts=verdicts,
+        fresh=calibration.describe(),
+        judged=True,
+    )
