@@ -33,10 +33,10 @@ sys.path.insert(0, str(REPO / "bench"))
 from scoring import machine  # noqa: E402
 
 from core.data.text_sets import TextSet, load_text_set  # noqa: E402
+from core.dataset_inference.run import DatasetInference, run_dataset_inference  # noqa: E402
+from core.dataset_inference.statistic import dataset_inference  # noqa: E402
 from core.engine.models import load_model, wrap_model  # noqa: E402
 from core.files.outputs import write_atomic  # noqa: E402
-from core.inference.run import DatasetInference, run_dataset_inference  # noqa: E402
-from core.inference.statistic import dataset_inference  # noqa: E402
 from core.passage.calibration import FRESH_PASSAGES_PATH  # noqa: E402
 from core.store.results import ResultStore  # noqa: E402
 from tests.helpers.fine_tune import fine_tune  # noqa: E402

@@ -32,8 +32,8 @@ from scoring import bare_forward, machine, timed, write_result  # noqa: E402
 
 from core.data.problems import builtin_problems, humaneval_problems  # noqa: E402
 from core.engine.models import load_model  # noqa: E402
-from core.leakage.delta import delta_stats  # noqa: E402
-from core.leakage.losses import solution_losses, solution_losses_full_pass  # noqa: E402
+from core.loss_delta.delta import delta_stats  # noqa: E402
+from core.loss_delta.losses import solution_losses, solution_losses_full_pass  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

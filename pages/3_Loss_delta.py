@@ -6,11 +6,11 @@ import streamlit as st
 
 from core.data.problems import BUILTIN, HUMANEVAL, SKY_SHADOW, load_problem_set
 from core.errors import LeakLensError
-from core.leakage.comparison import COMPARISON_KIND
-from core.leakage.delta import DELTA2_THRESHOLD, ModelRequest, distinct_specs
-from core.leakage.describe import delta2_rule
-from core.leakage.run import run_leakage_test
-from core.leakage.stored import KIND as DELTA_KIND
+from core.loss_delta.comparison import COMPARISON_KIND
+from core.loss_delta.delta import DELTA2_THRESHOLD, ModelRequest, distinct_specs
+from core.loss_delta.describe import delta2_rule
+from core.loss_delta.run import run_leakage_test
+from core.loss_delta.stored import KIND as DELTA_KIND
 from core.store.results import ResultStore
 from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
 from ui.dataset_picker import ReadyExample, dataset_picker, load_choice

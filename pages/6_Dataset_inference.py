@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from core.data.text_sets import TextSet
+from core.dataset_inference.run import QUICK_METHOD_KEYS, estimated_seconds, run_dataset_inference
+from core.dataset_inference.statistic import DEFAULT_SPLITS
 from core.engine.progress import format_duration
 from core.errors import LeakLensError
-from core.inference.run import QUICK_METHOD_KEYS, estimated_seconds, run_dataset_inference
-from core.inference.statistic import DEFAULT_SPLITS
 from core.membership.benchmark import KIND
 from core.methods import default_methods, parse_methods
 from core.store.results import ResultStore

@@ -2,8 +2,8 @@
 fields that follow the chosen data, and the result, verdict first, then the downloads and (in ``details``) the
 numbers behind it.
 
-The test and its verdict come from ``core.benchmark_order``, the chart from ``core.viz.order_plots``, the report
-and CSV from ``core.viz.report``; this module only arranges them.
+The test and its verdict come from ``core.benchmark_order``, the chart from ``core.viz.benchmark_order_plots``,
+the report and CSV from ``core.viz.report``; this module only arranges them.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from core.benchmark_order.statistic import shards_needed
 from core.data.demo import dataset_label, demo_sample_note
 from core.data.tables import Table, load_table
 from core.errors import DataError
-from core.viz.leakage_plots import short_model_name
-from core.viz.order_plots import order_chart
+from core.viz.benchmark_order_plots import order_chart
+from core.viz.loss_delta_plots import short_model_name
 from core.viz.report import order_csv, order_report, order_shard_rows
 from ui.dataset_picker import DatasetChoice, load_choice
 from ui.finding import finding_banner

@@ -1,8 +1,8 @@
 """Streamlit pieces of the Dataset inference page: the cached loader of each set and the result, verdict first,
 then the downloads and (in ``details``) the numbers and charts behind it.
 
-The test and its verdict come from ``core.inference``, the set names from ``core.inference.labels``, the charts
-from ``core.viz.inference_plots`` and the downloads from ``core.viz.inference_export``.
+The test and its verdict come from ``core.dataset_inference``, the set names from ``core.dataset_inference.labels``,
+the charts from ``core.viz.dataset_inference_plots`` and the downloads from ``core.viz.dataset_inference_export``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from dataclasses import replace
 import streamlit as st
 
 from core.data.text_sets import TextSet, load_text_set, parse_where
-from core.inference.labels import heading, set_label
-from core.inference.run import DatasetInference
-from core.inference.statistic import texts_for_power
-from core.viz.inference_export import detectors_csv, result_table_csv, texts_csv
-from core.viz.inference_plots import detector_weights, held_out_scores, split_p_values
+from core.dataset_inference.labels import heading, set_label
+from core.dataset_inference.run import DatasetInference
+from core.dataset_inference.statistic import texts_for_power
+from core.viz.dataset_inference_export import detectors_csv, result_table_csv, texts_csv
+from core.viz.dataset_inference_plots import detector_weights, held_out_scores, split_p_values
 from core.viz.report import inference_report
 from ui.dataset_picker import DatasetChoice, load_choice
 from ui.finding import finding_banner
@@ -28,7 +28,7 @@ from ui.share import share_link
 @st.cache_data(show_spinner="Reading the texts…", max_entries=16)
 def load_texts(choice: DatasetChoice, where: str, text_col: str | None, limit: int | None) -> TextSet:
     """The picked set's texts (the rows matching ``where``, ``COLUMN=VALUE`` as typed), named as the verdict
-    calls it (``core.inference.labels.set_label``); read once per choice and settings."""
+    calls it (``core.dataset_inference.labels.set_label``); read once per choice and settings."""
     text_set = load_choice(load_text_set, choice, text_col=text_col, where=parse_where(where), limit=limit)
     return replace(text_set, name=set_label(choice.source, where, text_set.name, upload=choice.is_upload))
 

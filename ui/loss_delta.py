@@ -2,8 +2,8 @@
 moved each set's loss just under it), then the downloads, the tables, the Δ² chart with the study's threshold
 and the reference-set check.
 
-The statistics and the verdict come from ``core.leakage``, its sentences from ``core.leakage.describe``, the
-charts from ``core.viz.leakage_plots`` and the downloads from ``core.viz.leakage_export``.
+The statistics and the verdict come from ``core.loss_delta``, its sentences from ``core.loss_delta.describe``, the
+charts from ``core.viz.loss_delta_plots`` and the downloads from ``core.viz.loss_delta_export``.
 """
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ import html
 
 import streamlit as st
 
-from core.leakage.delta import LeakageReport
-from core.leakage.describe import (
+from core.loss_delta.delta import LeakageReport
+from core.loss_delta.describe import (
     below_threshold,
     below_threshold_note,
     data_label,
     models_tested,
     reference_check_rule,
 )
-from core.leakage.finding import leakage_finding
-from core.viz.leakage_export import problems_csv, summary_csv
-from core.viz.leakage_plots import delta2_bars, delta_bars, loss_change_html, problem_scatter
+from core.loss_delta.finding import leakage_finding
+from core.viz.loss_delta_export import problems_csv, summary_csv
+from core.viz.loss_delta_plots import delta2_bars, delta_bars, loss_change_html, problem_scatter
 from core.viz.report import leakage_report
 from ui.common import metric_columns
 from ui.finding import finding_banner

@@ -15,8 +15,8 @@ from core.results.kinds import COMPARISON_KIND, INFERENCE_KIND, MCQ_KIND, MEMBER
 from core.results.report import stored_runs_report
 from core.results.stored import StoredResult, run_card, stored_csv, try_open
 from core.store.results import ResultStore, RunInfo
-from core.viz.inference_plots import detector_weights, split_p_values
-from core.viz.leakage_plots import delta2_bars, loss_change_html
+from core.viz.dataset_inference_plots import detector_weights, split_p_values
+from core.viz.loss_delta_plots import delta2_bars, loss_change_html
 from core.viz.mcq_plots import mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import roc_overlay, top_methods
 from core.viz.run_cards import RunCard, card_html

@@ -24,13 +24,13 @@ from core.files.outputs import os_error_cause
 # One line per command module; adding a command touches this list and a new file.
 COMMAND_MODULES = [
     "core.cli.inspect_cmd",
-    "core.cli.mia_cmd",
+    "core.cli.membership_cmd",
     "core.cli.mcq_cmd",
-    "core.cli.delta_cmd",
+    "core.cli.loss_delta_cmd",
     "core.cli.overlap_cmd",
     "core.cli.report_cmd",
     "core.cli.dataset_inference_cmd",
-    "core.cli.order_test_cmd",
+    "core.cli.benchmark_order_cmd",
 ]
 
 

@@ -68,8 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.data.tables import check_hub_options
     from core.data.text_sets import load_text_set, parse_where
+    from core.dataset_inference.run import QUICK_METHOD_KEYS, run_dataset_inference
     from core.engine.progress import tqdm_progress
-    from core.inference.run import QUICK_METHOD_KEYS, run_dataset_inference
     from core.methods import parse_methods
 
     require_positive(args.limit, "--limit")

@@ -2,7 +2,7 @@
 
 Prompts of different lengths are left-padded so every row's last prompt token sits in the same column
 and the next token is read from one place; explicit position ids (counting real tokens only) keep
-padded rows numerically equivalent to unpadded ones. Used by the multiple-choice memorization probes,
+padded rows numerically equivalent to unpadded ones. Used by the multiple-choice memorisation probes,
 where thousands of short continuations must be generated on modest hardware.
 
 Also the whole-sequence log-probabilities that rank the orders of a question's options, with a path

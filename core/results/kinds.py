@@ -18,11 +18,11 @@ import plotly.graph_objects as go
 from core.benchmark_order.run import KIND as ORDER_KIND
 from core.benchmark_order.run import order_test_from_run
 from core.data.demo import name_label, pair_label
-from core.inference.run import KIND as INFERENCE_KIND
-from core.inference.run import inference_from_run
-from core.leakage.comparison import COMPARISON_KIND, report_from_comparison
-from core.leakage.finding import leakage_finding
-from core.leakage.stored import KIND as DELTA_KIND
+from core.dataset_inference.run import KIND as INFERENCE_KIND
+from core.dataset_inference.run import inference_from_run
+from core.loss_delta.comparison import COMPARISON_KIND, report_from_comparison
+from core.loss_delta.finding import leakage_finding
+from core.loss_delta.stored import KIND as DELTA_KIND
 from core.mcq.finding import mcq_finding
 from core.mcq.stored import KIND as MCQ_KIND
 from core.mcq.stored import mcq_report_from_run
@@ -35,13 +35,13 @@ from core.passage.stored import KIND as PASSAGE_KIND
 from core.passage.stored import inspection_from_run
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
-from core.viz.calibration_plot import verdict_strip
-from core.viz.inference_plots import held_out_scores
-from core.viz.leakage_plots import delta_bars
+from core.viz.benchmark_order_plots import order_chart
+from core.viz.dataset_inference_plots import held_out_scores
+from core.viz.loss_delta_plots import delta_bars
 from core.viz.mcq_plots import mcq_score_distribution
 from core.viz.membership_plots import auroc_heatmap, detector_summary
-from core.viz.order_plots import order_chart
 from core.viz.passage_export import scores_csv
+from core.viz.passage_plots import verdict_strip
 from core.viz.report import (
     DEFAULT_TITLE,
     MEMBERSHIP_INTRO,

@@ -25,10 +25,10 @@ from plotly.offline import get_plotlyjs
 
 from core.benchmark_order.run import OrderTest
 from core.data.demo import dataset_label, pair_label
+from core.dataset_inference.run import DatasetInference
 from core.errors import LeakLensError
-from core.inference.run import DatasetInference
-from core.leakage.delta import LeakageReport
-from core.leakage.finding import leakage_finding
+from core.loss_delta.delta import LeakageReport
+from core.loss_delta.finding import leakage_finding
 from core.mcq.finding import mcq_finding, score_drop
 from core.mcq.study import MCQReport
 from core.membership.benchmark import BenchmarkResult
@@ -42,15 +42,15 @@ from core.passage.summary import reportable_scores
 from core.passage.verdict import PassageVerdict
 from core.stats.finding import Finding
 from core.viz.banner import banner_html, finding_details_html
-from core.viz.calibration_plot import placement_strip
+from core.viz.benchmark_order_plots import order_chart
 from core.viz.csv_export import CONTEXT_COLUMNS, csv_text, result_csv
+from core.viz.dataset_inference_plots import detector_weights, held_out_scores, split_p_values
 from core.viz.extraction_panel import extraction_panel_html
-from core.viz.inference_plots import detector_weights, held_out_scores, split_p_values
-from core.viz.leakage_plots import delta2_bars, delta_bars, loss_change_html, problem_scatter
+from core.viz.loss_delta_plots import delta2_bars, delta_bars, loss_change_html, problem_scatter
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, column_labels, roc_overlay, top_methods
-from core.viz.order_plots import order_chart
 from core.viz.overlap_plots import contamination_heatmap, highlighted_html, item_overlap_chart
+from core.viz.passage_plots import placement_strip
 from core.viz.style import FONT_FAMILY, TEXT_COLOUR
 from core.viz.token_curve import confidence_curve, confidence_figure
 from core.viz.token_heatmap import token_heatmap_block

@@ -14,7 +14,7 @@ import pytest
 
 from core.data.problems import ProblemSet, builtin_problems
 from core.engine.models import bundled_tokenizer, load_model, tiny_random_model
-from core.leakage.stored import KIND
+from core.loss_delta.stored import KIND
 from core.store.results import ResultStore
 from tests.browser.helpers import (
     assert_verdict_in_viewport,

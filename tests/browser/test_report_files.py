@@ -30,9 +30,9 @@ def _stored_reports(tiny_lm, tmp_path) -> dict[str, str]:
     from core.data.problems import ProblemSet, builtin_problems
     from core.data.questions import load_mcq
     from core.data.text_sets import load_text_set
-    from core.inference.run import run_dataset_inference
-    from core.leakage.delta import ModelRequest
-    from core.leakage.run import run_leakage_test
+    from core.dataset_inference.run import run_dataset_inference
+    from core.loss_delta.delta import ModelRequest
+    from core.loss_delta.run import run_leakage_test
     from core.mcq.completion import MCQConfig
     from core.mcq.stored import run_stored_benchmark
     from core.membership.benchmark import run_membership_benchmark

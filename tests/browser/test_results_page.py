@@ -13,9 +13,9 @@ from core.config import SHARED_DATA_DIR
 from core.data.labelled import load_labelled_dataset
 from core.data.problems import ProblemSet, builtin_problems
 from core.data.text_sets import load_text_set
-from core.inference.run import run_dataset_inference
-from core.leakage.delta import ModelRequest
-from core.leakage.run import run_leakage_test
+from core.dataset_inference.run import run_dataset_inference
+from core.loss_delta.delta import ModelRequest
+from core.loss_delta.run import run_leakage_test
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.store.results import ResultStore

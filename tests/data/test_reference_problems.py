@@ -6,7 +6,7 @@ import pytest
 
 from core.data.problems import builtin_problems
 from core.errors import DataError
-from core.leakage.verify import load_problem_rows, verify_problem, verify_problems
+from core.loss_delta.verify import load_problem_rows, verify_problem, verify_problems
 
 
 @pytest.fixture(scope="module")

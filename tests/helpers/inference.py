@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.inference.run import QUICK_METHOD_KEYS
+from core.dataset_inference.run import QUICK_METHOD_KEYS
 from core.methods import Method, parse_methods
 
 

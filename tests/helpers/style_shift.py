@@ -3,7 +3,7 @@
 The tiny random model is fine-tuned on half of a code problem set until it fits that half closely; the other
 half (never trained on) then gets no easier, while English prose, a style it never saw, gets far harder. So
 Δ² of the untrained half against a prose reference falls well below zero with no leak at all. Shared by the
-unit test (tests/leakage) and the browser test of the Loss delta page.
+unit test (tests/loss_delta) and the browser test of the Loss delta page.
 """
 
 from __future__ import annotations

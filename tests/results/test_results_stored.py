@@ -14,7 +14,7 @@ import pytest
 from core.data.demo import name_label, pair_label
 from core.data.labelled import load_labelled_dataset
 from core.data.text_sets import load_text_set
-from core.inference.run import run_dataset_inference
+from core.dataset_inference.run import run_dataset_inference
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.results.overview import (
@@ -44,8 +44,8 @@ def stored(tmp_path_factory, tiny_lm) -> dict:
     a loss-delta comparison, then an interrupted membership run of another model."""
     from core.data.problems import ProblemSet, builtin_problems
     from core.data.questions import load_mcq
-    from core.leakage.delta import ModelRequest
-    from core.leakage.run import run_leakage_test
+    from core.loss_delta.delta import ModelRequest
+    from core.loss_delta.run import run_leakage_test
     from core.mcq.completion import MCQConfig
     from core.mcq.stored import run_stored_benchmark
 

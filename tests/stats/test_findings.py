@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from core.inference.finding import MIN_TEXTS_PER_SET, inference_finding
-from core.inference.statistic import InferenceResult
-from core.leakage.delta import DeltaStats, LeakageReport, ModelDelta
-from core.leakage.finding import MIN_PROBLEMS, leakage_finding
+from core.dataset_inference.finding import MIN_TEXTS_PER_SET, inference_finding
+from core.dataset_inference.statistic import InferenceResult
+from core.loss_delta.delta import DeltaStats, LeakageReport, ModelDelta
+from core.loss_delta.finding import MIN_PROBLEMS, leakage_finding
 from core.mcq.finding import MIN_QUESTIONS, mcq_finding
 from core.membership.benchmark import BenchmarkResult
 from core.membership.finding import MIN_PER_CLASS, membership_finding
@@ -528,7 +528,7 @@ ISSUE_INTERVAL = (-0.394, 0.213)
     ],
 )
 def test_loss_delta_is_none_only_inside_its_margin(build, value, ci, n, level):
-    from core.leakage.finding import NONE_MARGIN
+    from core.loss_delta.finding import NONE_MARGIN
 
     assert NONE_MARGIN == 0.05
     finding = leakage_finding(build(value, ci, n))
@@ -592,7 +592,7 @@ def test_membership_is_none_only_inside_0_4_to_0_6(metric, level, words):
 
 
 def test_dataset_inference_is_none_only_when_a_small_effect_would_have_shown():
-    from core.inference.finding import NONE_EFFECT, effect_interval
+    from core.dataset_inference.finding import NONE_EFFECT, effect_interval
 
     assert NONE_EFFECT == 0.2
     chance = _metric(0.5, 0.4, 0.6)

@@ -7,7 +7,7 @@ import html
 import pytest
 
 from core.data.labelled import SHARED_DATA_DIR
-from core.inference.run import KIND, QUICK_METHOD_KEYS, estimated_seconds
+from core.dataset_inference.run import KIND, QUICK_METHOD_KEYS, estimated_seconds
 from core.methods import default_methods
 from core.store.results import ResultStore
 from core.store.runloop import progress_batch_size

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.data.problems import builtin_problems
-from core.leakage.stored import KIND
+from core.loss_delta.stored import KIND
 from core.store.results import ResultStore
 from tests.ui.helpers import computed_for, stale_notes
 from ui.freshness import STALE_HEADLINE

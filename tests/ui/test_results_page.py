@@ -246,9 +246,9 @@ def test_loss_delta_runs_are_listed_per_model_with_a_note(mixed_store, monkeypat
 
 def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_path, monkeypatch, tiny_lm):
     from core.data.problems import ProblemSet, builtin_problems
-    from core.leakage.delta import ModelRequest
-    from core.leakage.finding import leakage_finding
-    from core.leakage.run import run_leakage_test
+    from core.loss_delta.delta import ModelRequest
+    from core.loss_delta.finding import leakage_finding
+    from core.loss_delta.run import run_leakage_test
 
     path = tmp_path / "results.sqlite"
     test = builtin_problems(limit=6)
@@ -277,7 +277,7 @@ def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_p
 @pytest.mark.slow
 def test_a_stored_dataset_inference_opens_with_its_finding_and_exports(tmp_path, monkeypatch, tiny_lm):
     from core.data.text_sets import load_text_set
-    from core.inference.run import run_dataset_inference
+    from core.dataset_inference.run import run_dataset_inference
 
     path = tmp_path / "results.sqlite"
     wikimia = str(DATA / "wikimia_length128.parquet")

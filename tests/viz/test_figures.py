@@ -21,7 +21,7 @@ from core.mcq.study import MCQReport
 from core.overlap.report import ContaminationReport
 from core.stats.metrics import MetricResult, evaluate
 from core.store.results import SampleRow
-from core.viz.leakage_plots import delta2_bars, delta_bars, problem_scatter
+from core.viz.loss_delta_plots import delta2_bars, delta_bars, problem_scatter
 from core.viz.mcq_plots import mcq_score_distribution, rank_histogram
 from core.viz.membership_plots import auroc_bars, auroc_heatmap, member_score_histogram, roc_overlay
 from core.viz.overlap_plots import contamination_heatmap
@@ -216,7 +216,7 @@ def test_hover_labels_say_each_number_once(every_figure):
 
 def test_placement_strip_marks_the_passage_among_fresh_passages():
     from core.passage.placement import MethodPlacement
-    from core.viz.calibration_plot import PASSAGE_COLOUR, placement_strip
+    from core.viz.passage_plots import PASSAGE_COLOUR, placement_strip
 
     placement = MethodPlacement(
         method_key="loss",

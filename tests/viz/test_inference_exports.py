@@ -9,15 +9,15 @@ import math
 
 import pytest
 
-from core.inference.labels import data_label, heading, set_label
-from core.inference.rows import detector_rows, summary_rows, text_rows
-from core.inference.run import DatasetInference
-from core.inference.statistic import InferenceResult
+from core.dataset_inference.labels import data_label, heading, set_label
+from core.dataset_inference.rows import detector_rows, summary_rows, text_rows
+from core.dataset_inference.run import DatasetInference
+from core.dataset_inference.statistic import InferenceResult
 from core.membership.benchmark import BenchmarkResult
 from core.stats.finding import Finding
 from core.stats.metrics import MetricResult
 from core.store.results import SampleRow
-from core.viz.inference_export import detectors_csv, result_table_csv, texts_csv
+from core.viz.dataset_inference_export import detectors_csv, result_table_csv, texts_csv
 
 FINDING = Finding("moderate", "The model most likely trained on the suspect texts.")
 

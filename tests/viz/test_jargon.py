@@ -11,12 +11,14 @@ import re
 from dataclasses import replace
 
 import pytest
+from tests.loss_delta.test_loss_delta_confounded import _report as _delta_report
+from tests.loss_delta.test_loss_delta_confounded import _row as _tuned_row
 
 from core.benchmark_order.confounds import OrderPattern
 from core.benchmark_order.finding import order_finding
-from core.inference.finding import inference_finding
-from core.leakage.delta import LossChange
-from core.leakage.finding import leakage_finding
+from core.dataset_inference.finding import inference_finding
+from core.loss_delta.delta import LossChange
+from core.loss_delta.finding import leakage_finding
 from core.membership.finding import membership_finding
 from core.overlap.finding import overlap_finding
 from core.passage.calibration import FreshCalibration
@@ -27,8 +29,6 @@ from core.viz.glossary import GLOSSARY, gloss_html, terms_in
 from tests.benchmark_order.test_order_finding import result as order_result
 from tests.benchmark_order.test_order_finding import spread
 from tests.helpers.jargon import jargon_in
-from tests.leakage.test_loss_delta_confounded import _report as _delta_report
-from tests.leakage.test_loss_delta_confounded import _row as _tuned_row
 from tests.stats.test_findings import (
     ISSUE_INTERVAL,
     _inference,

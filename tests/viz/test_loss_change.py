@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from core.leakage.delta import LeakageReport
-from core.viz.leakage_plots import loss_change_html
+from core.loss_delta.delta import LeakageReport
+from core.viz.loss_delta_plots import loss_change_html
 from core.viz.report import leakage_section, render_report
 from core.viz.style import TEXT_COLOUR
 from tests.viz.test_report import _leakage

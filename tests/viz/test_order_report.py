@@ -19,8 +19,8 @@ from core.results.kinds import kind_label, kind_of
 from core.results.report import stored_runs_report
 from core.results.stored import open_stored, run_card, stored_csv
 from core.store.results import ResultStore, RunInfo
+from core.viz.benchmark_order_plots import order_chart
 from core.viz.csv_export import CONTEXT_COLUMNS
-from core.viz.order_plots import order_chart
 from core.viz.report import ORDER_TITLE, order_csv, order_report, order_section
 from core.viz.style import BACKGROUND, TEMPLATE
 from tests.viz.test_report_kinds import PLANTED, check_escaped, check_self_contained, check_starts_with_verdict

@@ -16,9 +16,9 @@ from core.config import SHARED_DATA_DIR
 from core.data.problems import CodeProblem, ProblemSet
 from core.data.questions import load_mcq
 from core.errors import LeakLensError
-from core.leakage.delta import LeakageReport, ModelRequest, build_leakage_report, pair_sets
-from core.leakage.finding import leakage_finding
-from core.leakage.losses import ModelLosses, ProblemLoss
+from core.loss_delta.delta import LeakageReport, ModelRequest, build_leakage_report, pair_sets
+from core.loss_delta.finding import leakage_finding
+from core.loss_delta.losses import ModelLosses, ProblemLoss
 from core.mcq.finding import mcq_finding
 from core.mcq.study import MCQReport
 from core.membership.benchmark import BenchmarkResult

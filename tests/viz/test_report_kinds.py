@@ -21,9 +21,9 @@ from core.data.problems import CodeProblem, ProblemSet, builtin_problems
 from core.engine.models import LoadedModel
 from core.engine.setup import ScoringSetup
 from core.errors import LeakLensError
-from core.leakage.delta import LeakageReport, ModelRequest
-from core.leakage.finding import leakage_finding
-from core.leakage.run import run_leakage_test
+from core.loss_delta.delta import LeakageReport, ModelRequest
+from core.loss_delta.finding import leakage_finding
+from core.loss_delta.run import run_leakage_test
 from core.overlap.backends import get_backend
 from core.overlap.finding import overlap_finding
 from core.overlap.indexing import build_index

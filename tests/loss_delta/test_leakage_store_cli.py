@@ -8,10 +8,10 @@ import pytest
 
 from core.cli import main
 from core.data.problems import ProblemSet, builtin_problems
-from core.leakage.delta import ModelRequest
-from core.leakage.losses import solution_losses
-from core.leakage.run import run_leakage_test
-from core.leakage.stored import KIND, LOSS_KEY, problem_run_key, stored_set_losses
+from core.loss_delta.delta import ModelRequest
+from core.loss_delta.losses import solution_losses
+from core.loss_delta.run import run_leakage_test
+from core.loss_delta.stored import KIND, LOSS_KEY, problem_run_key, stored_set_losses
 from core.store.results import ResultStore, SampleRow
 
 

@@ -3,8 +3,8 @@ each row led by the verdict, the tested models and the data (``core.viz.csv_expo
 
 from __future__ import annotations
 
-from core.leakage.delta import DeltaStats, LeakageReport
-from core.leakage.describe import data_label, models_tested
+from core.loss_delta.delta import DeltaStats, LeakageReport
+from core.loss_delta.describe import data_label, models_tested
 from core.stats.finding import Finding
 from core.viz.csv_export import result_csv
 

@@ -31,7 +31,7 @@ explanation on top, as a blind baseline's confound leads the membership verdict.
 
 from __future__ import annotations
 
-from core.leakage.delta import LENGTH_TOLERANCE, LeakageReport, LossChange, ModelDelta
+from core.loss_delta.delta import LENGTH_TOLERANCE, LeakageReport, LossChange, ModelDelta
 from core.stats.finding import EXPOSURE_LEVELS, Finding, Level, count, interval, texts_needed
 
 STRONG_UPPER = -0.3

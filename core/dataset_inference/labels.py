@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.data.demo import dataset_label, is_demo_source
-from core.inference.run import DatasetInference
+from core.dataset_inference.run import DatasetInference
 
 DEMO_SETS: dict[tuple[str, str], str] = {
     ("demo:famous-vs-fresh", "label=1"): "the famous passages (demo)",

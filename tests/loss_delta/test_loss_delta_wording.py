@@ -8,9 +8,9 @@ import io
 
 import pytest
 
-import core.leakage.describe as describe
-from core.leakage.delta import DeltaStats, LeakageReport, ModelDelta
-from core.leakage.describe import (
+import core.loss_delta.describe as describe
+from core.loss_delta.delta import DeltaStats, LeakageReport, ModelDelta
+from core.loss_delta.describe import (
     below_threshold,
     below_threshold_note,
     data_label,
@@ -18,9 +18,9 @@ from core.leakage.describe import (
     models_tested,
     reference_check_rule,
 )
-from core.leakage.losses import ModelLosses, ProblemLoss
+from core.loss_delta.losses import ModelLosses, ProblemLoss
 from core.stats.finding import Finding
-from core.viz.leakage_export import problems_csv, summary_csv
+from core.viz.loss_delta_export import problems_csv, summary_csv
 
 FINDING = Finding("weak", "The benchmark is a little easier than the reference.")
 

@@ -17,7 +17,7 @@ from core.data.problems import ProblemSet
 from core.engine.identity import model_identity, model_key
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET, ScoringModel
-from core.leakage.losses import ProblemLoss, solution_losses
+from core.loss_delta.losses import ProblemLoss, solution_losses
 from core.store.results import ResultStore, SampleRow
 from core.store.runloop import RunRequest
 from core.store.stored_run import run_meta, run_stored

@@ -10,8 +10,8 @@ from core.data.problems import ProblemSet
 from core.engine.progress import ProgressCallback, offset_progress
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET, ScoringModel
 from core.errors import DataError
-from core.leakage.comparison import save_comparison
-from core.leakage.delta import (
+from core.loss_delta.comparison import save_comparison
+from core.loss_delta.delta import (
     LeakageReport,
     ModelRequest,
     PairedSets,
@@ -20,8 +20,8 @@ from core.leakage.delta import (
     distinct_specs,
     pair_sets,
 )
-from core.leakage.losses import ModelLosses, solution_losses
-from core.leakage.stored import KIND, problem_run_key, stored_set_losses
+from core.loss_delta.losses import ModelLosses, solution_losses
+from core.loss_delta.stored import KIND, problem_run_key, stored_set_losses
 from core.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from core.store.results import ResultStore, run_id_for
 
@@ -80,7 +80,7 @@ def run_leakage_test(
     when something is left to score; ``setup`` and ``provenance`` are recorded with each stored run.
     ``start_token`` (an override of the start-token rule) keys the tested models' runs; base models keep
     their own rule, and ``load`` is expected to load them that way. With a store the whole comparison is
-    stored too (``core.leakage.comparison``), so the Results page and ``report`` can reopen it.
+    stored too (``core.loss_delta.comparison``), so the Results page and ``report`` can reopen it.
     """
     if not requests:
         raise DataError("Choose at least one model to test.")

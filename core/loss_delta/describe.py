@@ -1,12 +1,12 @@
 """The loss-delta test in words: what its data are called on screen and its rules as sentences, every number
-taken from the constants in ``core.leakage.delta`` so that no threshold is typed twice."""
+taken from the constants in ``core.loss_delta.delta`` so that no threshold is typed twice."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from core.data.demo import dataset_label
-from core.leakage.delta import (
+from core.loss_delta.delta import (
     DELTA2_THRESHOLD,
     LENGTH_TOLERANCE,
     SUSPICIOUS_DELTA,

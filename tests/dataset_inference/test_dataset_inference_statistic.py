@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.errors import DataError
-from core.inference.finding import inference_finding
-from core.inference.statistic import (
+from core.dataset_inference.finding import inference_finding
+from core.dataset_inference.statistic import (
     InferenceResult,
     cohens_d,
     dataset_inference,
@@ -16,7 +15,8 @@ from core.inference.statistic import (
     split_power,
     usable_features,
 )
-from core.inference.statistic import texts_for_power as texts_needed  # not core.stats.finding.texts_needed
+from core.dataset_inference.statistic import texts_for_power as texts_needed  # not core.stats.finding.texts_needed
+from core.errors import DataError
 from core.stats.metrics import MetricResult
 
 NAMES = ["loss", "zlib", "noise"]

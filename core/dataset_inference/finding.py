@@ -11,7 +11,7 @@ Rules, in order:
   user's number of texts, the test would have shown a small effect, and the data rule it out;
 - otherwise ``inconclusive``, with about how many more texts per set would settle it.
 
-A text found in both sets never gets this far: ``core.inference.run`` refuses the two sets with an error
+A text found in both sets never gets this far: ``core.dataset_inference.run`` refuses the two sets with an error
 naming how many texts they share.
 """
 
@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import math
 
-from core.inference.statistic import InferenceResult
+from core.dataset_inference.statistic import InferenceResult
 from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
 from core.stats.metrics import MetricResult
 
 MIN_TEXTS_PER_SET = 10
 """Fewer suspect or validation texts than this and the finding is inconclusive: each split fits on one half
 and tests on the other, so 10 texts per set give each half the 5 texts per set a membership verdict needs
-per class. (The test itself refuses fewer than ``core.inference.statistic.MIN_PER_SET``; between the two it
+per class. (The test itself refuses fewer than ``core.dataset_inference.statistic.MIN_PER_SET``; between the two it
 runs, but its p-value is not read as a verdict.)"""
 STRONG_P, MODERATE_P, WEAK_P = 0.01, 0.05, 0.1
 NONE_EFFECT = 0.2

@@ -3,7 +3,7 @@
 A reference set is only a fair comparison when its solutions are correct, so every problem runs in its
 own Python subprocess (isolated mode, a scratch directory, a timeout) and must pass both its ``check``
 function and the ``>>>`` examples in its prompt.
-``python -m core.leakage.verify [PATH]`` verifies a JSONL file (default: the built-in set).
+``python -m core.loss_delta.verify [PATH]`` verifies a JSONL file (default: the built-in set).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from core.data.problems import (
 from core.data.tables import Table
 from core.engine.models import tiny_random_model, wrap_model
 from core.errors import DataError, InputTextError
-from core.leakage.delta import (
+from core.loss_delta.delta import (
     ModelRequest,
     bootstrap_deltas,
     build_leakage_report,
@@ -29,14 +29,14 @@ from core.leakage.delta import (
     flag_reference_problems,
     pair_sets,
 )
-from core.leakage.losses import (
+from core.loss_delta.losses import (
     ModelLosses,
     ProblemLoss,
     first_solution_token,
     solution_losses,
     solution_losses_full_pass,
 )
-from core.leakage.run import run_leakage_test
+from core.loss_delta.run import run_leakage_test
 from tests.helpers.fine_tune import fine_tune
 
 
@@ -426,7 +426,7 @@ def test_fine_tuning_on_half_the_test_set_drives_its_delta_down(tiny_lm):
     tuned_losses = report.losses[0]
     assert tuned_losses.test_losses.max() < tuned_losses.ref_losses.min()
     # The verdict follows: strong, and worded as "easier", never as "saw these items".
-    from core.leakage.finding import leakage_finding
+    from core.loss_delta.finding import leakage_finding
 
     finding = leakage_finding(report)
     assert finding.level == "strong"

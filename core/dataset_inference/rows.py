@@ -3,8 +3,8 @@ and the CLI's downloads are built from these)."""
 
 from __future__ import annotations
 
-from core.inference.finding import effect_interval
-from core.inference.run import DatasetInference
+from core.dataset_inference.finding import effect_interval
+from core.dataset_inference.run import DatasetInference
 
 
 def summary_rows(inference: DatasetInference) -> list[dict]:

@@ -3,9 +3,9 @@ each row led by the verdict, the model and the two sets compared (``core.viz.csv
 
 from __future__ import annotations
 
-from core.inference.labels import data_label
-from core.inference.rows import detector_rows, summary_rows, text_rows
-from core.inference.run import DatasetInference
+from core.dataset_inference.labels import data_label
+from core.dataset_inference.rows import detector_rows, summary_rows, text_rows
+from core.dataset_inference.run import DatasetInference
 from core.viz.csv_export import result_csv
 
 

@@ -8,7 +8,7 @@ lower Δ², the more benchmark text the fine-tuning data held (the original stud
 after one leaked epoch and proposed Δ² > −0.02 as a necessary condition for a clean model).
 
 This module holds the statistics and the report, computed from already-measured losses
-(``core.leakage.losses``); ``core.leakage.run`` measures them, through the store when there is one.
+(``core.loss_delta.losses``); ``core.loss_delta.run`` measures them, through the store when there is one.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from scipy import stats
 from core.data.problems import ProblemSet
 from core.data.tables import SkippedRow
 from core.errors import DataError
-from core.leakage.losses import ModelLosses
+from core.loss_delta.losses import ModelLosses
 from core.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_indices
 
 DELTA2_THRESHOLD = -0.02

@@ -80,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def requests_from_args(models: list[str], bases: list[str] | None) -> list:
-    from core.leakage.delta import ModelRequest
+    from core.loss_delta.delta import ModelRequest
 
     if bases and len(bases) != len(models):
         raise DataError(
@@ -96,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
     from core.data.problems import BUILTIN, HUMANEVAL, load_problem_set
     from core.data.tables import check_hub_options
     from core.engine.progress import tqdm_progress
-    from core.leakage.finding import leakage_finding
-    from core.leakage.run import run_leakage_test
+    from core.loss_delta.finding import leakage_finding
+    from core.loss_delta.run import run_leakage_test
 
     if args.resamples < 1:
         raise DataError("--resamples must be at least 1.")

@@ -6,10 +6,10 @@ import json
 
 from core.cli import main
 from core.data.problems import CodeProblem, ProblemSet, builtin_problems, load_problem_set
-from core.leakage.comparison import COMPARISON_KIND, report_from_comparison
-from core.leakage.delta import ModelRequest
-from core.leakage.finding import leakage_finding
-from core.leakage.run import run_leakage_test
+from core.loss_delta.comparison import COMPARISON_KIND, report_from_comparison
+from core.loss_delta.delta import ModelRequest
+from core.loss_delta.finding import leakage_finding
+from core.loss_delta.run import run_leakage_test
 from core.results.report import find_stored_runs, stored_runs_report
 from core.store.results import ResultStore
 
@@ -111,7 +111,7 @@ def test_dropped_problems_are_said_in_every_output(tiny_lm, tmp_path, capsys):
 
 
 def test_one_reference_problem_is_inconclusive_not_strong():
-    from core.leakage.delta import LeakageReport, ModelDelta, delta_stats
+    from core.loss_delta.delta import LeakageReport, ModelDelta, delta_stats
 
     stats = delta_stats([0.2, 0.3, 0.25, 0.1, 0.2, 0.3], [3.0], paired=False)
     assert stats.ci[1] < -2  # the bootstrap alone would call this a huge, certain drop

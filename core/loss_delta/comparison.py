@@ -1,6 +1,6 @@
 """A whole loss-delta comparison in the results store, so it reopens and exports without a model.
 
-Each problem set's losses are stored per model (``core.leakage.stored``), which is what lets them be
+Each problem set's losses are stored per model (``core.loss_delta.stored``), which is what lets them be
 reused; but a comparison is more: which problems were paired, which were left out, which model is
 whose base, and the bootstrap settings. One run of kind ``delta-comparison`` holds all of that: one
 sample per problem of the compared sets (its text, and every scored model's loss on it) and the rest
@@ -16,8 +16,8 @@ from typing import Any
 from core.data.problems import CodeProblem, ProblemSet
 from core.data.tables import SkippedRow
 from core.errors import LeakLensError
-from core.leakage.delta import LeakageReport, ModelRequest, PairedSets, build_leakage_report
-from core.leakage.losses import ModelLosses, ProblemLoss
+from core.loss_delta.delta import LeakageReport, ModelRequest, PairedSets, build_leakage_report
+from core.loss_delta.losses import ModelLosses, ProblemLoss
 from core.store.results import ResultStore, RunInfo, SampleRow
 
 COMPARISON_KIND = "delta-comparison"

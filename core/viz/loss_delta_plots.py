@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.data.demo import dataset_label
-from core.leakage.delta import DELTA2_THRESHOLD, DeltaStats, LeakageReport, LossChange, ModelDelta
+from core.loss_delta.delta import DELTA2_THRESHOLD, DeltaStats, LeakageReport, LossChange, ModelDelta
 from core.viz.style import (
     AXIS_COLOUR,
     CHANCE_COLOUR,

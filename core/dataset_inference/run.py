@@ -3,7 +3,7 @@
 Scoring is a membership benchmark run with suspect texts labelled 1 and validation texts 0, so it goes
 through the one resumable run loop and the store (an interrupted run resumes; the same sets and model
 are read back), and it brings the blind baseline between the two sets for free. The test itself
-(``core.inference.statistic``) is cheap and deterministic given its seed, so a stored run of kind
+(``core.dataset_inference.statistic``) is cheap and deterministic given its seed, so a stored run of kind
 ``dataset-inference`` keeps only which scores it used and its settings: the result is recomputed from
 the stored scores whenever it is opened.
 """
@@ -18,12 +18,18 @@ import numpy as np
 
 from core.data.labelled import LabelledDataset, fingerprint
 from core.data.text_sets import TextSet
+from core.dataset_inference.finding import inference_finding
+from core.dataset_inference.statistic import (
+    DEFAULT_SEED,
+    DEFAULT_SPLITS,
+    InferenceResult,
+    dataset_inference,
+    texts_for_power,
+)
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import MAX_KGRAM
 from core.engine.setup import ScoringSetup
 from core.errors import DataError, LeakLensError
-from core.inference.finding import inference_finding
-from core.inference.statistic import DEFAULT_SEED, DEFAULT_SPLITS, InferenceResult, dataset_inference, texts_for_power
 from core.membership.benchmark import (
     DEFAULT_BATCH_SIZE,
     BenchmarkResult,

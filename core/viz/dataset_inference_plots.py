@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from core.inference.run import DatasetInference
+from core.dataset_inference.run import DatasetInference
 from core.viz.style import CHANCE_COLOUR, MEMBER_COLOUR, NEUTRAL_COLOUR, NONMEMBER_COLOUR, plotly_text, style_figure
 
 SUSPECT_COLOUR = MEMBER_COLOUR

@@ -13,7 +13,7 @@ import pytest
 
 from core.data.problems import CodeProblem, ProblemSet
 from core.engine.models import wrap_model
-from core.leakage.delta import (
+from core.loss_delta.delta import (
     DeltaStats,
     FlaggedProblem,
     LeakageReport,
@@ -23,9 +23,9 @@ from core.leakage.delta import (
     build_leakage_report,
     pair_sets,
 )
-from core.leakage.finding import STYLE_SHIFT, leakage_finding, model_finding
-from core.leakage.losses import ModelLosses, ProblemLoss
-from core.leakage.run import run_leakage_test
+from core.loss_delta.finding import STYLE_SHIFT, leakage_finding, model_finding
+from core.loss_delta.losses import ModelLosses, ProblemLoss
+from core.loss_delta.run import run_leakage_test
 from core.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from core.stats.finding import EXPOSURE_LEVELS
 from tests.helpers.style_shift import style_shift
