@@ -11,8 +11,6 @@ import re
 from dataclasses import replace
 
 import pytest
-from tests.loss_delta.test_loss_delta_confounded import _report as _delta_report
-from tests.loss_delta.test_loss_delta_confounded import _row as _tuned_row
 
 from core.benchmark_order.confounds import OrderPattern
 from core.benchmark_order.finding import order_finding
@@ -29,6 +27,8 @@ from core.viz.glossary import GLOSSARY, gloss_html, terms_in
 from tests.benchmark_order.test_order_finding import result as order_result
 from tests.benchmark_order.test_order_finding import spread
 from tests.helpers.jargon import jargon_in
+from tests.loss_delta.test_loss_delta_confounded import _report as _delta_report
+from tests.loss_delta.test_loss_delta_confounded import _row as _tuned_row
 from tests.stats.test_findings import (
     ISSUE_INTERVAL,
     _inference,
