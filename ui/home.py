@@ -7,7 +7,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.engine.models import LoadedModel
 from core.errors import LeakLensError
 from ui.common import current_model_spec, get_model
 from ui.served_picker import SERVED_PAGES
@@ -112,13 +111,6 @@ def _model_status() -> None:
         except LeakLensError as exc:
             st.error(str(exc))
             return
-        if isinstance(lm, LoadedModel):
-            st.markdown(
-                f"Loaded on **{lm.device.type.upper()}** in {str(lm.dtype).removeprefix('torch.')} · "
-                f"{lm.n_parameters / 1e6:.1f} M parameters · context {lm.max_context:,} tokens"
-            )
-        else:
-            st.markdown(
-                f"Served at {lm.base_url} ({lm.model_root}) · context {lm.max_context:,} tokens · runs on: "
-                f"{SERVED_PAGES}. The weights behind a server cannot be verified through its API."
-            )
+        served = lm.device_label == "server"
+        extra = f" · runs on: {SERVED_PAGES}. The weights behind a server cannot be verified through its API."
+        st.markdown(lm.status_line() + (extra if served else ""))

@@ -53,7 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.engine.models import LoadedModel
     from core.engine.progress import announced, tqdm_progress
     from core.methods import parse_methods
     from core.passage.calibration import one_time_line
@@ -107,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     payload = {
         **verdict.to_dict(),
         "model": lm.spec,
-        "device": lm.device.type if isinstance(lm, LoadedModel) else "server",
+        "device": lm.device_label,
         "left_out": list(result.left_out),
         "n_tokens": analysis.records.n_tokens,
         "n_dropped": analysis.records.n_dropped,

@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -28,6 +28,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.config import cache_subdir
+from core.engine.capabilities import ALL_CAPABILITIES
 from core.engine.memory import keep_freed_memory
 from core.engine.served import ServedModel, is_served_spec, served_model
 from core.engine.setup import DTYPES
@@ -129,6 +130,52 @@ class LoadedModel:
             f"{self.spec} · {self.n_parameters / 1e6:.0f}M params · {self.device.type} · {dtype} · "
             f"start token {self.start_token}"
         )
+
+    # -- the model-source interface, shared with ServedModel (core.engine.model_source) ---------------------
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """Everything: the full next-token distribution, target log-probs, alternatives, generation."""
+        return ALL_CAPABILITIES
+
+    @property
+    def source_label(self) -> str:
+        return f"the model {self.spec} loaded here"
+
+    @property
+    def device_label(self) -> str:
+        """Where the passes run: ``cpu``, ``cuda``, ..."""
+        return self.device.type
+
+    def status_line(self) -> str:
+        """One plain line on where and how the model runs (the Home page's model status)."""
+        return (
+            f"Loaded on **{self.device.type.upper()}** in {str(self.dtype).removeprefix('torch.')} · "
+            f"{self.n_parameters / 1e6:.1f} M parameters · context {self.max_context:,} tokens"
+        )
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of ``text`` without special tokens."""
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """(ids, character offsets) of ``text`` without special tokens."""
+        tok = self.tokenizer
+        if getattr(tok, "is_fast", False):
+            enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+            return list(enc["input_ids"]), [(int(s), int(e)) for s, e in enc["offset_mapping"]]
+        # Slow tokenizers have no offsets: recover them by decoding growing prefixes.
+        ids = list(tok(text, add_special_tokens=False)["input_ids"])
+        offsets, previous = [], 0
+        for i in range(len(ids)):
+            end = min(len(text), len(tok.decode(ids[: i + 1])))
+            offsets.append((previous, max(previous, end)))
+            previous = max(previous, end)
+        return ids, offsets
+
+    def detokenize(self, ids: Sequence[int]) -> str:
+        """The text of ``ids``, spaces exactly as the tokens spell them (no clean-up)."""
+        # One flat list of ids decodes to one string (transformers types the result str | list[str]).
+        return cast(str, self.tokenizer.decode(list(ids), clean_up_tokenization_spaces=False))
 
 
 _Fact = TypeVar("_Fact")

@@ -126,6 +126,18 @@ class ServedModel:
         version = f"vLLM {self.server_version}" if self.server_version else "server"
         return f"{self.name} served at {self.base_url} · {version} · start token {self.start_token}"
 
+    @property
+    def device_label(self) -> str:
+        return "server"
+
+    def status_line(self) -> str:
+        """One plain line on where the model runs (the Home page's model status)."""
+        return f"Served at {self.base_url} ({self.model_root}) · context {self.max_context:,} tokens"
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of ``text`` without special tokens, as the server tokenizes it."""
+        return self.tokenize(text)[0]
+
     def identity(self) -> dict[str, Any]:
         """What identifies the model, as far as an API can tell; the weights themselves cannot be verified."""
         return {

@@ -20,8 +20,6 @@ def supported_methods(
         if not is_served_spec(source):
             return list(methods), []
         source = served_model(source)
-    if isinstance(source, LoadedModel):
-        return list(methods), []
     kept, notes = split_supported(list(methods), source.capabilities, source.source_label)
     if not kept:
         raise LeakLensError(" ".join(notes) + " No detector is left to run.")
