@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         "tokens": analysis.records.table(),
         "scores": scores,
         "calibration": result.fresh,
+        "run_id": None if args.no_store else result.run_id,
         "provenance": command_provenance(args, "inspect", models={"model": args.model}),
     }
     emit_json(args, payload)
@@ -123,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
         if verdict.view is not None:
             _print_extraction(verdict)
         _print_table(analysis, scores, labels, lm.describe())
+        if not args.no_store:
+            print(f"\nstored as run {result.run_id} (python -m core report {result.run_id[:12]} --out report.html)")
     return 0
 
 
