@@ -26,7 +26,7 @@ from core.errors import InputTextError, LeakLensError
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo, SampleRow
 from core.store.runloop import RunRequest
-from core.store.stored_run import LoadOnce, run_meta, run_stored
+from core.store.stored_run import LoadOnce, finished_run, run_meta, run_stored
 
 KIND = "benchmark-order"
 MIN_EXAMPLES_PER_SHARD = 2
@@ -189,13 +189,7 @@ def _pattern_json(pattern: OrderPattern) -> dict[str, Any]:
 
 def order_test_from_run(store: ResultStore, run: RunInfo) -> OrderTest:
     """A finished benchmark-order run from the store alone: no model, no benchmark file."""
-    if run.kind != KIND:
-        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a benchmark-order run.")
-    if not run.finished:
-        raise LeakLensError(
-            f"The benchmark-order run on {run.dataset or 'its benchmark'} is not finished ({run.status}); "
-            "run the test again with the same settings to resume it."
-        )
+    finished_run(run, KIND, "a benchmark-order run")
     try:
         key, meta = run.key, run.meta
         settings = OrderSettings(

@@ -41,6 +41,7 @@ from core.methods.base import Method
 from core.methods.registry import default_methods
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
+from core.store.stored_run import finished_run
 
 KIND = "dataset-inference"
 SUSPECT, VALIDATION = "suspect", "validation"
@@ -195,8 +196,7 @@ def run_dataset_inference(
 
 def inference_from_run(store: ResultStore, run: RunInfo) -> DatasetInference:
     """A stored dataset-inference run, recomputed from its stored scores (no model needed)."""
-    if run.kind != KIND:
-        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a dataset-inference run.")
+    finished_run(run, KIND, "a dataset-inference run")
     scores_run = store.get_run(str(run.key.get("scores_run", "")))
     if scores_run is None or not scores_run.finished:
         raise LeakLensError(

@@ -19,6 +19,7 @@ from core.errors import LeakLensError
 from core.loss_delta.delta import LeakageReport, ModelRequest, PairedSets, build_leakage_report
 from core.loss_delta.losses import ModelLosses, ProblemLoss
 from core.store.results import ResultStore, RunInfo, SampleRow
+from core.store.stored_run import finished_run
 
 COMPARISON_KIND = "delta-comparison"
 ROLES = ("test", "reference")
@@ -90,13 +91,7 @@ def save_comparison(
 
 def report_from_comparison(store: ResultStore, run: RunInfo) -> LeakageReport:
     """The comparison's report rebuilt from the store alone (equal to the report of the run that stored it)."""
-    if run.kind != COMPARISON_KIND:
-        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a loss-delta comparison.")
-    if not run.finished:
-        raise LeakLensError(
-            f"The loss-delta comparison {run.dataset} is not finished ({run.status}); run the test "
-            "again with the same sets and models to store it."
-        )
+    finished_run(run, COMPARISON_KIND, "a loss-delta comparison")
     try:
         meta, key = run.meta, run.key
         samples = store.load_samples(run.run_id)

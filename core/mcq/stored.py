@@ -28,7 +28,7 @@ from core.mcq.shuffle import shuffle_questions
 from core.mcq.study import MCQReport, QuestionOutcome, assemble_report, probe_questions
 from core.store.results import ResultStore, RunInfo, SampleRow
 from core.store.runloop import RunRequest
-from core.store.stored_run import run_meta, run_stored
+from core.store.stored_run import finished_run, run_meta, run_stored
 
 KIND = "mcq"
 DEFAULT_BATCH_SIZE = 16
@@ -201,13 +201,7 @@ def mcq_report_from_run(store: ResultStore, run: RunInfo) -> MCQReport:
     ``report.to_dict(...)`` equals the report of the run that stored it. Model and benchmark names for
     display are ``run.meta["model"]`` and ``run.meta["dataset"]``.
     """
-    if run.kind != KIND:
-        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a multiple-choice (mcq) run.")
-    if not run.finished:
-        raise LeakLensError(
-            f"The multiple-choice run on {run.dataset or 'its benchmark'} is not finished ({run.status}); "
-            "run the test again with the same settings to resume it."
-        )
+    finished_run(run, KIND, "a multiple-choice (mcq) run")
     samples = store.load_samples(run.run_id)
     if not samples or any("options" not in s.summary or "question_text" not in s.summary for s in samples):
         raise LeakLensError(

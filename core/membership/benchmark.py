@@ -31,7 +31,7 @@ from core.stats.metrics import MetricResult, blind_baseline, ensemble, evaluate,
 from core.store.provenance import build_provenance
 from core.store.results import ResultStore, RunInfo, SampleRow, run_id_for, score_or_nan
 from core.store.runloop import DEFAULT_BATCH_SIZE, RunRequest
-from core.store.stored_run import run_meta, run_stored
+from core.store.stored_run import finished_run, run_meta, run_stored
 
 KIND = "mia"
 """Store kind of membership benchmark runs."""
@@ -432,11 +432,10 @@ def result_from_store(
     store: ResultStore, run: RunInfo, *, order: Sequence[str] | None = None, elapsed_s: float = 0.0
 ) -> BenchmarkResult:
     """Rebuild a finished run's result from the store alone (no model, no dataset needed)."""
-    if run.kind != KIND:
-        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a membership benchmark.")
-    if not run.finished or run.summary is None:
-        raise LeakLensError(f"Run {run.run_id} is not finished ({run.status}); run it again to resume it.")
+    finished_run(run, KIND, "a membership benchmark")
     summary = run.summary
+    if summary is None:
+        raise LeakLensError(f"Run {run.run_id} was finished without its metrics; run the benchmark again.")
     notes = list(summary.get("notes", []))
     if run.key.get("score_definitions") != SCORE_DEFINITIONS:
         notes.insert(0, OLD_DEFINITIONS_NOTE)

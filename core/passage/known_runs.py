@@ -10,6 +10,7 @@ from core.errors import LeakLensError
 from core.membership.benchmark import KIND, SCORE_DEFINITIONS
 from core.passage.summary import Calibration
 from core.store.results import ResultStore, RunInfo
+from core.store.stored_run import finished_run
 
 
 def calibration_runs(store: ResultStore, model: str | None = None) -> list[RunInfo]:
@@ -26,10 +27,7 @@ def calibration_label(run: RunInfo) -> str:
 
 def calibration_from_run(store: ResultStore, run: RunInfo) -> Calibration:
     """Per-method scores of the run's members (label 1) and non-members (label 0); missing scores dropped."""
-    if run.kind != KIND:
-        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not a membership benchmark.")
-    if not run.finished:
-        raise LeakLensError(f"Run {run.run_id} is not finished ({run.status}); finish it before calibrating with it.")
+    finished_run(run, KIND, "a membership benchmark")
     members: dict[str, list[float]] = {}
     non_members: dict[str, list[float]] = {}
     for sample in store.load_samples(run.run_id):

@@ -31,6 +31,7 @@ from core.passage.result import InspectResult
 from core.passage.verdict import PassageVerdict
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
+from core.store.stored_run import finished_run
 
 KIND = "passage"
 """Store kind of a judged inspection."""
@@ -180,10 +181,9 @@ def _verdict(data: dict[str, Any]) -> PassageVerdict:
 
 def inspection_from_run(store: ResultStore, run: RunInfo) -> InspectResult:
     """A stored inspection rebuilt from its run alone (no model, no fresh passages)."""
-    if run.kind != KIND or not run.finished or not run.summary:
-        raise LeakLensError(f"Run {run.run_id} is not a finished passage inspection.")
+    finished_run(run, KIND, "a passage inspection")
     try:
-        data = run.summary
+        data = run.summary or {}
         passages = tuple(
             InspectedPassage(
                 p["name"],

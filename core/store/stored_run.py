@@ -2,7 +2,9 @@
 loop, and the note a user sees when the model's weights changed since the same data was last scored.
 
 Membership benchmarks, fresh calibration, loss-delta losses and multiple-choice studies each build their
-run through ``run_stored``, so a new stored test kind writes only its key, its scoring and its summary.
+run through ``run_stored``, so a new stored test kind writes only its key, its scoring and its summary. Every
+function that rebuilds a result from a stored run starts with ``finished_run``: the one check, and the one error,
+for a run of another kind or one not finished.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from core.data.demo import name_label
 from core.engine.progress import ProgressCallback
+from core.errors import LeakLensError
 from core.store.results import ResultStore, RunInfo, SampleRow
 from core.store.runloop import RunOutcome, RunRequest, run_resumable, weights_changed_note
 
@@ -34,6 +38,28 @@ def run_meta(
     if provenance is not None:
         meta["provenance"] = dict(provenance)
     return meta
+
+
+def data_name(run: RunInfo) -> str:
+    """The data a run is about, as people call it: a demo's title, else the name it was stored under."""
+    return name_label(run.dataset or str(run.meta.get("dataset", "")))
+
+
+def finished_run(run: RunInfo, kind: str, test: str) -> RunInfo:
+    """``run``, when it is a finished run of ``kind``; else the error that says which run it is and what to do.
+
+    ``test`` names the kind in words, with its article ("a benchmark-order run"). Every rebuild of a result from
+    the store calls this first, so a run of another kind or one still running (or interrupted) is refused in the
+    same words everywhere: the Results page's card, ``python -m core report`` and each test's own reader.
+    """
+    if run.kind != kind:
+        raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, not {test}.")
+    if not run.finished:
+        raise LeakLensError(
+            f"Run {run.run_id} ({data_name(run) or run.kind}) is not finished ({run.status}); run the test again "
+            "with the same data, model and settings to resume it."
+        )
+    return run
 
 
 class LoadOnce(Generic[ModelT]):

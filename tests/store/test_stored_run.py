@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
+from core.errors import LeakLensError
 from core.store.results import ResultStore, SampleRow
 from core.store.runloop import RunRequest
-from core.store.stored_run import run_meta, run_stored
+from core.store.stored_run import data_name, finished_run, run_meta, run_stored
 
 IDS = [f"s{i}" for i in range(5)]
 
@@ -92,3 +95,19 @@ def test_only_the_wanted_samples_are_scored_in_their_order_and_the_rest_later(tm
     assert scored == [3, 1, 4, 0, 2]
     assert whole.run.finished and whole.run.summary == {"n": 5}
     assert run([0]).n_computed == 0  # a finished run is read back whatever is asked for
+
+
+def test_finished_run_refuses_another_kind_and_an_unfinished_run_in_one_wording(tmp_path):
+    store = ResultStore(tmp_path / "r.sqlite")
+    running = store.get_or_create_run("toy", {"x": 1}, {"dataset": "demo:famous-vs-fresh", "model": "m"})
+    with pytest.raises(LeakLensError, match=r"^Run \w+ is a 'toy' run, not a membership benchmark\.$"):
+        finished_run(running, "mia", "a membership benchmark")
+    with pytest.raises(LeakLensError) as refused:
+        finished_run(running, "toy", "a toy run")
+    assert str(refused.value) == (
+        f"Run {running.run_id} (Famous vs fresh passages (demo)) is not finished (running); run the test again "
+        "with the same data, model and settings to resume it."
+    )
+    done = store.finish_run(running.run_id, {})
+    assert finished_run(done, "toy", "a toy run") == done
+    assert data_name(done) == "Famous vs fresh passages (demo)"
