@@ -22,7 +22,7 @@ from core.results.overview import (
 from core.results.report import stored_runs_report
 from core.store.results import ResultStore, RunInfo
 from core.viz.membership_plots import auroc_heatmap
-from core.viz.report import results_csv
+from core.viz.reports.membership import results_csv
 from core.viz.run_cards import card_html
 from ui.layout import controls, details, result_first_page, scroll_to_result_area
 from ui.results import card, reopened, show_run, show_same_question

@@ -131,17 +131,23 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("pages", "app"),
 )
 """Lowest first, as ``docs/architecture.md`` draws them: a module imports only from its own package or from a
-lower layer. Packages sharing a layer (the four feature packages) import none of each other."""
+lower layer. Packages sharing a layer (the five independent tests) import none of each other."""
+TESTS_LAYER = LAYERS.index(("core.membership", "core.loss_delta", "core.mcq", "core.overlap", "core.benchmark_order"))
+"""Where a package of ``core/`` that ``LAYERS`` does not name sits: a new test's feature package, independent of the
+others (one built on another test's runs, as dataset inference is on membership's, goes on the line above)."""
 
 
 def layer_of(module: str) -> tuple[int, str]:
-    """(rank, package) of a module: the longest ``LAYERS`` entry that is the module or a package holding it."""
+    """(rank, package) of a module: the longest ``LAYERS`` entry that is the module or a package holding it; a
+    package of ``core/`` named nowhere is a test's feature package (``TESTS_LAYER``)."""
     best: tuple[int, str] | None = None
     for rank, packages in enumerate(LAYERS):
         for package in packages:
             holds = module == package or module.startswith(package + ".")
             if holds and (best is None or len(package) > len(best[1])):
                 best = (rank, package)
+    if best is not None and best[1] == "core" and module.count(".") >= 1:
+        return TESTS_LAYER, ".".join(module.split(".")[:2])
     if best is None:
         raise ValueError(f"{module} is in no layer: add its package to LAYERS")
     return best
@@ -194,4 +200,20 @@ def test_the_layer_check_finds_a_planted_upward_import():
     assert layer_violations(graph) == [
         "core.engine.auxiliary -> core.methods.base",
         "core.mcq.stored -> core.membership.benchmark",
+    ]
+
+
+def test_a_package_named_nowhere_is_a_tests_feature_package():
+    """A new test's package needs no line in LAYERS: it sits with the independent tests, below core.viz."""
+    assert layer_of("core.newtest.run") == (TESTS_LAYER, "core.newtest")
+    assert layer_of("core.newtest") == (TESTS_LAYER, "core.newtest")
+    graph = {
+        "core.newtest.run": {"core.store.stored_run", "core.newtest.finding"},  # down, own package: fine
+        "core.newtest.finding": {"core.viz.style"},  # up
+        "core.newtest.stats": {"core.membership.benchmark"},  # across, same layer
+        "core.results.kinds": {"core.newtest.run"},  # down: fine
+    }
+    assert layer_violations(graph) == [
+        "core.newtest.finding -> core.viz.style",
+        "core.newtest.stats -> core.membership.benchmark",
     ]

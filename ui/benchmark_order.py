@@ -3,7 +3,7 @@ fields that follow the chosen data, and the result, verdict first, then the down
 numbers behind it.
 
 The test and its verdict come from ``core.benchmark_order``, the chart from ``core.viz.benchmark_order_plots``,
-the report and CSV from ``core.viz.report``; this module only arranges them.
+the report and CSV from ``core.viz.reports.benchmark_order``; this module only arranges them.
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ from core.benchmark_order.statistic import shards_needed
 from core.data.demo import dataset_label, demo_sample_note
 from core.data.tables import Table, load_table
 from core.errors import DataError
+from core.results.stored import StoredResult
 from core.viz.benchmark_order_plots import order_chart
 from core.viz.loss_delta_plots import short_model_name
-from core.viz.report import order_csv, order_report, order_shard_rows
+from core.viz.reports.benchmark_order import order_csv, order_report, order_shard_rows
 from ui.dataset_picker import DatasetChoice, load_choice
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.results import more_details
 from ui.share import share_link
 
 TEMPLATE_KEY = "bo_template"
@@ -222,3 +224,15 @@ def show_numbers(test: OrderTest, skipped: str = "", *, key: str) -> None:
             "shard p-value": st.column_config.NumberColumn(format="%.2g"),
         },
     )
+
+
+def results_more(stored: StoredResult) -> None:
+    """The Results page's folded tables and further charts of a stored run of this test."""
+    test = stored.result
+    with more_details("order"):
+        result = test.result
+        st.caption(
+            f"Benchmark-order test · {result.n_examples} examples in {len(result.shards)} shards · up to "
+            f"{result.permutations} shuffles per shard (seed {result.seed})"
+        )
+        show_numbers(test, key="results_order")

@@ -2,7 +2,7 @@
 then the downloads and (in ``details``) the numbers and charts behind it.
 
 The test and its verdict come from ``core.dataset_inference``, the set names from ``core.dataset_inference.labels``,
-the charts from ``core.viz.dataset_inference_plots`` and the downloads from ``core.viz.dataset_inference_export``.
+the charts from ``core.viz.dataset_inference_plots`` and the downloads from ``core.viz.reports.dataset_inference``.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from core.data.text_sets import TextSet, load_text_set, parse_where
 from core.dataset_inference.labels import heading, set_label
 from core.dataset_inference.run import DatasetInference
 from core.dataset_inference.statistic import texts_for_power
-from core.viz.dataset_inference_export import detectors_csv, result_table_csv, texts_csv
+from core.results.stored import StoredResult
 from core.viz.dataset_inference_plots import detector_weights, held_out_scores, split_p_values
-from core.viz.report import inference_report
+from core.viz.reports.dataset_inference import detectors_csv, inference_report, result_table_csv, texts_csv
 from ui.dataset_picker import DatasetChoice, load_choice
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.results import more_details
 from ui.share import share_link
 
 
@@ -103,3 +104,16 @@ def show_inference(inference: DatasetInference) -> None:
                 width="stretch",
                 column_order=["label", "auroc", "ci_low", "ci_high", "n"],
             )
+
+
+def results_more(stored: StoredResult) -> None:
+    """The Results page's folded tables and further charts of a stored run of this test."""
+    inference = stored.result
+    with more_details("inference"):
+        result = inference.result
+        st.caption(
+            f"Dataset inference · {result.n_suspect} suspect and {result.n_validation} validation texts · "
+            f"{len(result.split_p_values)} random splits · p = {result.p_value:.2g}"
+        )
+        st.plotly_chart(detector_weights(inference), width="stretch", key="results_inference_weights")
+        st.plotly_chart(split_p_values(inference), width="stretch", key="results_inference_splits")

@@ -3,7 +3,7 @@ moved each set's loss just under it), then the downloads, the tables, the Δ² c
 and the reference-set check.
 
 The statistics and the verdict come from ``core.loss_delta``, its sentences from ``core.loss_delta.describe``, the
-charts from ``core.viz.loss_delta_plots`` and the downloads from ``core.viz.loss_delta_export``.
+charts from ``core.viz.loss_delta_plots`` and the downloads from ``core.viz.reports.loss_delta``.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ from core.loss_delta.describe import (
     reference_check_rule,
 )
 from core.loss_delta.finding import leakage_finding
-from core.viz.loss_delta_export import problems_csv, summary_csv
+from core.results.stored import StoredResult
 from core.viz.loss_delta_plots import delta2_bars, delta_bars, loss_change_html, problem_scatter
-from core.viz.report import leakage_report
+from core.viz.reports.loss_delta import leakage_report, problems_csv, summary_csv
 from ui.common import metric_columns
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.results import more_details
 from ui.share import share_link
 
 
@@ -135,3 +136,18 @@ def _show_details(report: LeakageReport, threshold: float) -> None:
         )
     else:
         st.caption("No reference problem flagged.")
+
+
+def results_more(stored: StoredResult) -> None:
+    """The Results page's folded tables and further charts of a stored run of this test."""
+    leakage = stored.result
+    with more_details("delta"):
+        first = leakage.models[0].stats
+        st.caption(
+            f"Loss-delta test · {first.n_test} benchmark and {first.n_ref} reference problems · "
+            f"{'paired by task id' if leakage.paired else 'unpaired'} · significance test: {leakage.test_used}"
+        )
+        if leakage.delta2_table():
+            st.html(loss_change_html(leakage))
+            st.plotly_chart(delta2_bars(leakage), width="stretch", key="results_delta2_bars")
+        st.dataframe(leakage.delta_table(), hide_index=True, width="stretch", key="results_delta_models")

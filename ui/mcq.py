@@ -2,7 +2,7 @@
 shown, the summary, the order test and each question as the model continued it.
 
 The probes, the shuffle and the verdict come from ``core.mcq``, the charts from ``core.viz.mcq_plots``, the
-downloads from ``core.viz.mcq_export``; this module only arranges them.
+downloads from ``core.viz.reports.mcq``; this module only arranges them.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ from core.data.questions import to_jsonl
 from core.mcq.completion import ProbeKind
 from core.mcq.finding import mcq_finding
 from core.mcq.study import MCQReport
-from core.viz.mcq_export import VERDICT_PROBE, mcq_report_html, questions_csv
+from core.results.stored import StoredResult
 from core.viz.mcq_plots import PROBE_TITLES, mcq_score_distribution, rank_histogram
 from core.viz.mcq_view import question_html
+from core.viz.reports.mcq import VERDICT_PROBE, mcq_report_html, questions_csv
 from ui.finding import finding_banner
 from ui.layout import controls, details
+from ui.results import more_details
 from ui.share import share_link
 
 
@@ -162,3 +164,25 @@ def _show_details(shown: MCQRun) -> None:
     with st.expander("Full question", expanded=False):
         st.text(report.original.config.layout.render(result.question)[0])
     st.html(question_html(result))
+
+
+def results_more(stored: StoredResult) -> None:
+    """The Results page's folded tables and further charts of a stored run of this test."""
+    report = stored.result
+    with more_details("mcq"):
+        st.caption(
+            f"Multiple-choice test · {len(report.original.results)} questions · "
+            f"{report.original.n_options} options each · shuffle seed {report.mitigation.seed}"
+        )
+        st.plotly_chart(mcq_score_distribution(report, "next_token"), width="stretch", key="results_mcq_next")
+        if report.permutation is not None:
+            st.plotly_chart(rank_histogram(report), width="stretch", key="results_mcq_ranks")
+        run = stored.run
+        st.dataframe(
+            report.to_dict(model=run.model, benchmark=run.dataset)["summary"],
+            hide_index=True,
+            width="stretch",
+            key="results_mcq_summary",
+        )
+        with st.expander("Per question"):
+            st.dataframe(report.question_rows(), hide_index=True, width="stretch", key="results_mcq_questions")

@@ -27,7 +27,7 @@ from ui.common import metric_columns
 from ui.dataset_picker import DatasetChoice, load_choice
 from ui.finding import finding_banner
 from ui.layout import controls, details
-from ui.results import run_exports
+from ui.results import more_details, run_exports
 from ui.share import share_link
 
 
@@ -139,3 +139,39 @@ def show_runs(run_ids: list[tuple[str, int]]) -> None:
             show_benchmark(store, run, result, key_prefix=f"run{index}")
         except LeakLensError as exc:
             st.error(str(exc))
+
+
+def results_more(stored: StoredResult) -> None:
+    """The Results page's folded tables and further charts of a stored run of this test."""
+    result = stored.result
+    with more_details("membership"):
+        members = sum(result.labels)
+        st.caption(f"Membership benchmark · {result.n} texts ({members} members, {result.n - members} non-members)")
+        st.dataframe(
+            [
+                {
+                    "method": r["label"],
+                    "AUROC": r["auroc"],
+                    "CI low": r["ci_low"],
+                    "CI high": r["ci_high"],
+                    "TPR@1%FPR": r["tpr_at_1_fpr"],
+                    "TPR@5%FPR": r["tpr_at_5_fpr"],
+                }
+                for r in result.table_rows()
+            ],
+            hide_index=True,
+            width="stretch",
+            column_config=metric_columns(("AUROC", "CI low", "CI high", "TPR@1%FPR", "TPR@5%FPR")),
+        )
+        for note in result.notes:
+            st.caption(f"Note: {note}")
+        available = [k for k in result.method_keys if result.metrics.get(k) is not None]
+        with controls("roc"):
+            shown = st.multiselect(
+                "ROC curves",
+                available,
+                default=top_methods(result, 5),
+                format_func=lambda k: result.method_labels.get(k, k),
+                key="results_roc_methods",
+            )
+        st.plotly_chart(roc_overlay(result, shown), width="stretch", key="results_roc")

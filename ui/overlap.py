@@ -1,8 +1,8 @@
 """Streamlit pieces of the Overlap search page: the index table, the outcome of a build and the search results.
 
 Searching, reporting and decontaminating happen in ``core.overlap``; the charts and highlighted texts come from
-``core.viz.overlap_plots``, the report from ``core.viz.report``. This module only arranges them, result first:
-the verdict and the chart that carries it, then (in ``details``) everything behind it.
+``core.viz.overlap_plots``, the report and CSVs from ``core.viz.reports.overlap``. This module only arranges them,
+result first: the verdict and the chart that carries it, then (in ``details``) everything behind it.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -20,13 +19,12 @@ from core.data.tables import SkippedRow
 from core.overlap.backends.base import IndexInfo
 from core.overlap.finding import overlap_finding
 from core.overlap.matching import Match
-from core.overlap.report import column_names, safe_name
+from core.overlap.report import safe_name
 from core.overlap.run import SearchOutcome, match_location
 from core.overlap.sources import EvalSet, keep_upload, load_eval_set, skipped_note
 from core.stats.finding import Finding
-from core.viz.csv_export import result_csv
 from core.viz.overlap_plots import contamination_heatmap, highlighted_html, item_overlap_chart
-from core.viz.report import overlap_report
+from core.viz.reports.overlap import overlap_csvs, overlap_report
 from ui.dataset_picker import DatasetChoice
 from ui.finding import finding_banner
 from ui.freshness import Input, brief
@@ -148,42 +146,6 @@ class ShownSearch:
     """The embedding model of the vector indexes searched, or a note that no model is involved."""
 
 
-def pair_rows(outcome: SearchOutcome) -> list[dict]:
-    """One row per (test set, training set): items, items with any shared text, their share, mean overlap."""
-    report = outcome.report
-    return [
-        {
-            "test_set": e,
-            "training_set": t,
-            "items": report.counts[e],
-            "items_matched": report.matched[(e, t)],
-            "share_matched": round(report.matched[(e, t)] / max(report.counts[e], 1), 4),
-            "mean_overlap": round(report.scores[(e, t)], 4),
-        }
-        for e in report.evals
-        for t in report.trains
-        if (e, t) in report.scores
-    ]
-
-
-def item_rows(outcome: SearchOutcome) -> list[dict]:
-    """One row per (test item, training set), most overlap first: the score, and where the best match sits."""
-    columns = column_names(outcome.matches)
-    ranked = sorted(outcome.matches, key=lambda m: (-m.score, m.eval_name, m.test_id))
-    return [
-        {
-            "test_set": m.eval_name,
-            "test_id": m.test_id,
-            "training_set": columns[(m.index, m.train_dataset)],
-            "overlap": round(m.score, 4),
-            "raw_overlap": round(m.value, 4),
-            "best_document": match_location(m),
-            "documents_matched": len(m.matched_docs),
-        }
-        for m in ranked
-    ]
-
-
 def _download(where, path: Path, label: str, key: str) -> None:
     """A download button for a result file, or a note once the cache clean-up removed it."""
     if path.is_file():
@@ -194,25 +156,13 @@ def _download(where, path: Path, label: str, key: str) -> None:
 
 def _downloads(shown: ShownSearch, finding: Finding) -> None:
     outcome = shown.outcome
-    csv_with_context = partial(result_csv, finding=finding, model=shown.model, data=shown.data)
     cols = st.columns(3)
     cols[0].download_button(
         "Report (HTML)", overlap_report(outcome), "leaklens_overlap_search.html", "text/html", key="overlap_html"
     )
-    cols[1].download_button(
-        "Overlap per test set and index (CSV)",
-        csv_with_context(pair_rows(outcome)),
-        "overlap_per_set.csv",
-        "text/csv",
-        key="overlap_pairs_csv",
-    )
-    cols[2].download_button(
-        "Overlap per test item (CSV)",
-        csv_with_context(item_rows(outcome)),
-        "overlap_per_item.csv",
-        "text/csv",
-        key="overlap_items_csv",
-    )
+    per_set, per_item = overlap_csvs(outcome, finding, model=shown.model, data=shown.data)
+    for where, csv, key in ((cols[1], per_set, "overlap_pairs_csv"), (cols[2], per_item, "overlap_items_csv")):
+        where.download_button(csv.label, csv.text, csv.file_name, "text/csv", key=key)
     files = _match_files(outcome)
     columns = st.columns(3)
     for i, (pair, path) in enumerate(files):

@@ -47,9 +47,8 @@ from core.passage.summary import (
 from core.passage.verdict import PassageVerdict
 from core.stats.finding import Finding
 from core.viz.extraction_panel import extraction_panel_html
-from core.viz.passage_export import scores_csv, token_csv
 from core.viz.passage_plots import placement_strip
-from core.viz.report import passage_report
+from core.viz.reports.passage import passage_report, scores_csv, token_csv
 from core.viz.score_cards import card_description, split_headline
 from core.viz.token_curve import confidence_curve, confidence_figure
 from core.viz.token_heatmap import token_heatmap_block

@@ -18,10 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write the self-contained HTML report of stored runs (any kind of test)",
         description=(
             "Build one HTML file from runs already in the results store: each run's finding first, then its "
-            "charts and tables. Membership benchmark (mia), multiple-choice (mcq), loss-delta comparison "
-            "(delta-comparison) and dataset-inference runs are supported; the Results page lists run ids under "
-            "'Run details' (a unique prefix is enough). The file embeds "
-            "Plotly once and opens offline in any browser."
+            "charts and tables. Every test's stored run with a verdict of its own is supported (for the loss-delta "
+            "test, its comparison run, not the per-set 'delta' runs it reuses); the Results page lists run ids "
+            "under 'Run details' (a unique prefix is enough). The file embeds Plotly once and opens offline in any "
+            "browser."
         ),
     )
     parser.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="id (or unique prefix) of a stored run")

@@ -11,7 +11,7 @@ from core.results.kinds import KINDS, kind_of
 from core.results.overview import parts_of, runs_named
 from core.results.stored import StoredResult, open_stored
 from core.store.results import ResultStore, RunInfo
-from core.viz.report import MIXED_TITLE, ReportSection, render_report
+from core.viz.reports.shell import MIXED_TITLE, ReportSection, render_report
 
 
 def find_stored_runs(store: ResultStore, run_ids: Sequence[str]) -> list[RunInfo]:
@@ -57,11 +57,6 @@ def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: st
                 f"Run {run.run_id} is a '{run.kind}' run; reports are built from stored {_reportable()} runs. "
                 "A 'delta' run holds one problem set's losses: report the comparison that used it (the Results "
                 "page lists it; `python -m core delta ...` stores one)."
-            )
-        if not run.finished:
-            raise LeakLensError(
-                f"Run {run.run_id} ({run.dataset or run.kind}) is not finished ({run.status}); "
-                "run it again to resume it, then report it."
             )
         opened.append(open_stored(store, run))
     sections = _sections(opened)

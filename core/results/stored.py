@@ -12,7 +12,7 @@ from core.errors import LeakLensError
 from core.results.kinds import kind_of
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
-from core.viz.report import CsvFile
+from core.viz.reports.shell import CsvFile
 from core.viz.run_cards import RunCard
 
 
@@ -30,14 +30,11 @@ class StoredResult:
 
 
 def open_stored(store: ResultStore, run: RunInfo) -> StoredResult:
-    """Rebuild a finished run of a registered kind; a ``LeakLensError`` says why one cannot be opened."""
+    """Rebuild a finished run of a registered kind; a ``LeakLensError`` says why one cannot be opened (the kind's
+    rebuild refuses a run not finished: ``core.store.stored_run.finished_run``)."""
     kind = kind_of(run.kind)
     if kind.rebuild is None or kind.finding is None:
         raise LeakLensError(f"Run {run.run_id} is a '{run.kind}' run, which has no verdict of its own.")
-    if not run.finished:
-        raise LeakLensError(
-            f"Run {run.run_id} ({data_label(run)}) is not finished ({run.status}); run it again to resume it."
-        )
     result = kind.rebuild(store, run)
     return StoredResult(run, result, kind.finding(result))
 

@@ -75,7 +75,7 @@ def _stored_reports(tiny_lm, tmp_path) -> dict[str, str]:
 
 @pytest.fixture()
 def report_files(tiny_lm, tmp_path):
-    from core.viz.report import overlap_report
+    from core.viz.reports.overlap import overlap_report
 
     files = {
         "passage": build_passage_report(tiny_lm, tmp_path)[0],

@@ -85,7 +85,7 @@ def test_report_of_a_stored_membership_run_and_a_stored_mcq_run(stored, tmp_path
 
 
 def test_report_of_an_mcq_run_alone_matches_the_in_memory_section(stored, tmp_path):
-    from core.viz.report import mcq_section
+    from core.viz.reports.mcq import mcq_section
 
     code, html = _report(stored, tmp_path, stored["mcq_run"].run_id)
     assert code == 0
@@ -167,7 +167,7 @@ def test_run_tables_group_a_models_loss_delta_sets(stored):
 def test_report_of_a_stored_benchmark_order_run(tmp_path, capsys):
     """``order-test`` stores its run; ``report RUN_ID`` rebuilds it from the store alone: verdict, chart, shards."""
     from core.benchmark_order.run import KIND, order_test_from_run
-    from core.viz.report import ORDER_TITLE
+    from core.viz.reports.benchmark_order import TITLE as ORDER_TITLE
 
     path = tmp_path / "results.sqlite"
     common = ["--model", "tiny-random", "--store", str(path)]

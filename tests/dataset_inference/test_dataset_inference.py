@@ -25,7 +25,7 @@ from core.methods import parse_methods
 from core.passage.calibration import FRESH_PASSAGES_PATH
 from core.results.report import stored_runs_report
 from core.store.results import ResultStore
-from core.viz.report import inference_report
+from core.viz.reports.dataset_inference import inference_report
 from tests.helpers.fine_tune import tuned_tiny_model
 
 METHODS = ["loss", "zlib", "min_k:k=20", "min_k_pp:k=20", "slope"]

@@ -20,7 +20,7 @@ from core.loss_delta.describe import (
 )
 from core.loss_delta.losses import ModelLosses, ProblemLoss
 from core.stats.finding import Finding
-from core.viz.loss_delta_export import problems_csv, summary_csv
+from core.viz.reports.loss_delta import problems_csv, summary_csv
 
 FINDING = Finding("weak", "The benchmark is a little easier than the reference.")
 

@@ -31,7 +31,7 @@ from core.results.stored import data_label, open_stored, run_card, stored_csv, t
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo, SampleRow
 from core.viz.csv_export import CONTEXT_COLUMNS
-from core.viz.report import results_csv
+from core.viz.reports.membership import results_csv
 from core.viz.run_cards import card_html
 
 DEMO = "demo:famous-vs-fresh"

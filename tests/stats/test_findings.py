@@ -713,7 +713,7 @@ def test_detectors_that_know_nothing_rarely_read_as_evidence_once_the_pick_is_al
 
 def test_the_page_and_report_note_on_wording_asks_the_verdicts_own_rule():
     from core.membership.finding import wording_rivals_detectors
-    from core.viz.report import _baseline_warning  # the report's note, on hand-built results without scores
+    from core.viz.reports.membership import _baseline_warning  # the report's note, on hand-built results without scores
 
     chance_level = _membership(_metric(0.52, 0.40, 0.64), _metric(0.55, 0.43, 0.67))  # both include chance
     above_chance = _membership(_metric(0.70, 0.58, 0.82), _metric(0.80, 0.70, 0.90))

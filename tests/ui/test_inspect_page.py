@@ -346,7 +346,7 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
 
     from core.passage.placement import has_yardstick
     from core.passage.reading import passage_verdict
-    from core.viz.passage_export import scores_csv, token_csv
+    from core.viz.reports.passage import scores_csv, token_csv
 
     page.button(key="inspect_example_famous").click().run()
     app = _analyse(page)

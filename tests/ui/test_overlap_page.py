@@ -130,7 +130,7 @@ def test_ready_examples_build_and_search_the_demo_without_typing_a_path(page, tm
     assert len(labels) == 4
     from core.overlap.finding import overlap_finding
     from core.viz.csv_export import result_csv
-    from ui.overlap import item_rows, pair_rows
+    from core.viz.reports.overlap import item_rows, pair_rows
 
     shown = page.session_state["overlap_result"]
     finding = overlap_finding(shown.outcome.report)

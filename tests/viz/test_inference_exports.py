@@ -17,7 +17,7 @@ from core.membership.benchmark import BenchmarkResult
 from core.stats.finding import Finding
 from core.stats.metrics import MetricResult
 from core.store.results import SampleRow
-from core.viz.dataset_inference_export import detectors_csv, result_table_csv, texts_csv
+from core.viz.reports.dataset_inference import detectors_csv, result_table_csv, texts_csv
 
 FINDING = Finding("moderate", "The model most likely trained on the suspect texts.")
 

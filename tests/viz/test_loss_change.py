@@ -10,7 +10,8 @@ import pytest
 
 from core.loss_delta.delta import LeakageReport
 from core.viz.loss_delta_plots import loss_change_html
-from core.viz.report import leakage_section, render_report
+from core.viz.reports.loss_delta import leakage_section
+from core.viz.reports.shell import render_report
 from core.viz.style import TEXT_COLOUR
 from tests.viz.test_report import _leakage
 

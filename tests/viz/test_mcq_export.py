@@ -8,7 +8,7 @@ import io
 from types import SimpleNamespace
 
 from core.stats.finding import Finding
-from core.viz.mcq_export import VERDICT_PROBE, questions_csv
+from core.viz.reports.mcq import VERDICT_PROBE, questions_csv
 
 FINDING = Finding("strong", "The model finishes the published options far more often than shuffled ones.")
 

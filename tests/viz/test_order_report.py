@@ -21,7 +21,8 @@ from core.results.stored import open_stored, run_card, stored_csv
 from core.store.results import ResultStore, RunInfo
 from core.viz.benchmark_order_plots import order_chart
 from core.viz.csv_export import CONTEXT_COLUMNS
-from core.viz.report import ORDER_TITLE, order_csv, order_report, order_section
+from core.viz.reports.benchmark_order import TITLE as ORDER_TITLE
+from core.viz.reports.benchmark_order import order_csv, order_report, order_section
 from core.viz.style import BACKGROUND, TEMPLATE
 from tests.viz.test_report_kinds import PLANTED, check_escaped, check_self_contained, check_starts_with_verdict
 

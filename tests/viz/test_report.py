@@ -37,7 +37,10 @@ from core.viz.membership_plots import (
     roc_overlay,
     top_methods,
 )
-from core.viz.report import build_html_report, leakage_section, mcq_section, render_report, results_csv
+from core.viz.reports.loss_delta import leakage_section
+from core.viz.reports.mcq import mcq_section
+from core.viz.reports.membership import build_html_report, results_csv
+from core.viz.reports.shell import render_report
 from tests.helpers.mcq import run_benchmark
 
 DATA = SHARED_DATA_DIR

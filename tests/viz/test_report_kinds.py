@@ -35,12 +35,9 @@ from core.passage.inspection import inspect_passages
 from core.passage.verdict import judge_passages
 from core.stats.finding import Finding
 from core.store.results import ResultStore
-from core.viz.report import (
-    leakage_report,
-    overlap_report,
-    passage_report,
-    passage_sections,
-)
+from core.viz.reports.loss_delta import leakage_report
+from core.viz.reports.overlap import overlap_report
+from core.viz.reports.passage import passage_report, passage_sections
 
 PLANTED = '<script>alert("leaklens")</script>'
 CPU = ScoringSetup("cpu", "float32")
