@@ -2,9 +2,9 @@
 
 Using ``st.navigation`` lets the home entry read "Home" instead of the entry script's file name, while
 every page keeps the URL that Streamlit derives from its file name (``pages/3_Loss_delta.py`` ->
-``/Loss_delta``), so links and tests stay stable as pages are added. A page renamed since its address was
-shared keeps the old one through its card's ``url_path`` (``pages/8_Benchmark_order.py`` ->
-``/Benchmark_order_test``).
+``/Loss_delta``), so links and tests stay stable as pages are added. No page sets another address: before
+``app.py`` has run once, a fresh server serves ``pages/`` the legacy way, by file name, and a first visitor
+who opens another address gets "Page not found" over the page.
 """
 
 from __future__ import annotations
@@ -35,5 +35,5 @@ def app_pages(home: Callable[[], None]) -> list[st.Page]:
         if card is None:
             pages.append(st.Page(script))
         else:
-            pages.append(st.Page(script, title=card.title, icon=card.icon, url_path=card.url_path))
+            pages.append(st.Page(script, title=card.title, icon=card.icon))
     return pages

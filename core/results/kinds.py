@@ -82,8 +82,6 @@ class PageCard:
     icon: str
     purpose: str
     """One or two plain sentences on the card: what the page answers."""
-    url_path: str | None = None
-    """The page's address when it is not the one Streamlit derives from the file name (kept for shared links)."""
     ui_module: str | None = None
     """The ``ui`` module holding the page's renderers; its ``results_more(stored)``, when it has one, draws a
     stored run's folded tables and further charts on the Results page."""
@@ -237,7 +235,6 @@ KINDS: tuple[RunKind, ...] = (
             ":material/format_list_numbered:",
             "Ask whether the model read a benchmark file: does it find the examples likelier in the file's own "
             "order than shuffled? A model that never saw the file has no reason to.",
-            url_path="Benchmark_order_test",
             ui_module="ui.benchmark_order",
         ),
     ),

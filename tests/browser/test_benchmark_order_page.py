@@ -69,7 +69,7 @@ def test_the_file_the_model_read_is_found_and_one_it_never_saw_is_not(
     page = browser_page
     page.set_viewport_size(size)
     name = f"{size['width']}x{size['height']}"
-    open_page(page, f"{app_url}/Benchmark_order_test")
+    open_page(page, f"{app_url}/Benchmark_order")
     assert exception_texts(page) == []
     choose_option(page, "Model", "Other (hub id or local folder)…")
     model_field = page.locator(SIDEBAR).get_by_role("textbox", name="Hub id or local directory")
