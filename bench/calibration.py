@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.scoring import machine  # noqa: E402
-from core.engine.models import BUNDLED_MODELS, load_model  # noqa: E402
+from core.engine.bundled import BUNDLED_MODELS  # noqa: E402
+from core.engine.models import load_model  # noqa: E402
 from core.engine.progress import text_progress  # noqa: E402
 from core.engine.setup import ScoringSetup  # noqa: E402
 from core.files.outputs import write_atomic  # noqa: E402

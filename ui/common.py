@@ -8,13 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.engine.models import (
-    DEFAULT_MODEL,
-    LoadedModel,
-    available_bundled_models,
-    load_scoring_model,
-    planned_start_token,
-)
+from core.engine.bundled import available_bundled_models
+from core.engine.models import DEFAULT_MODEL, LoadedModel, load_scoring_model, planned_start_token
 from core.engine.progress import TimeLeft, format_duration
 from core.engine.served import ServedModel, is_served_spec, served_model
 from ui.served_picker import SERVED_LABEL, served_model_inputs

@@ -17,6 +17,8 @@ import threading
 
 HEAVY_MODULES = (
     "core.engine.models",
+    "core.engine.bundled",
+    "core.engine.hub",
     "core.engine.scoring",
     "core.engine.generation",
     "core.engine.packing",

@@ -26,7 +26,7 @@ CHUNK = 1 << 20
 
 def model_identity(spec: str, revision: str | None = None) -> dict[str, Any]:
     """A JSON-able description of exactly which weights ``spec`` names (see the module docstring)."""
-    from core.engine.models import BUNDLED_MODELS, TINY_RANDOM
+    from core.engine.bundled import BUNDLED_MODELS, TINY_RANDOM
 
     spec = spec.strip()
     if is_served_spec(spec):

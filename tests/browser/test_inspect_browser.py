@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from core.data.examples import FRESH, GETTYSBURG
-from core.engine.models import bundled_tokenizer
+from core.engine.bundled import bundled_tokenizer
 from core.methods import default_methods
 from tests.browser.helpers import (
     assert_verdict_in_viewport,

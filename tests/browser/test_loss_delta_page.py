@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from core.data.problems import ProblemSet, builtin_problems
-from core.engine.models import bundled_tokenizer, load_model, tiny_random_model
+from core.engine.bundled import bundled_tokenizer, tiny_random_model
+from core.engine.models import load_model
 from core.loss_delta.stored import KIND
 from core.store.results import ResultStore
 from tests.browser.helpers import (

@@ -20,7 +20,8 @@ from core.config import SHARED_DATA_DIR
 from core.data.text_sets import TextSet, load_text_set
 from core.dataset_inference.run import KIND, inference_from_run, run_dataset_inference
 from core.dataset_inference.statistic import dataset_inference
-from core.engine.models import bundled_tokenizer, tiny_random_model, wrap_model
+from core.engine.bundled import bundled_tokenizer, tiny_random_model
+from core.engine.models import wrap_model
 from core.methods import parse_methods
 from core.passage.calibration import FRESH_PASSAGES_PATH
 from core.results.report import stored_runs_report

@@ -8,7 +8,8 @@ import shutil
 import pytest
 
 from core.config import CACHE_ENV_VAR, cache_subdir
-from core.engine.models import bundled_tokenizer, load_model
+from core.engine.bundled import bundled_tokenizer
+from core.engine.models import load_model
 
 DAMAGE = b'{"version": "1.0", "truncation": null'  # a tokenizer.json cut short
 

@@ -20,7 +20,8 @@ import pytest
 from core.cli import main
 from core.config import PROJECT_ROOT, SHARED_DATA_DIR
 from core.data.labelled import load_labelled_dataset
-from core.engine.models import bundled_tokenizer, load_model, tiny_random_model
+from core.engine.bundled import bundled_tokenizer, tiny_random_model
+from core.engine.models import load_model
 from core.engine.scoring import score_texts
 from core.errors import ModelLoadError
 from core.membership.benchmark import KIND, run_membership_benchmark

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.engine.models import load_model, tiny_random_model, wrap_model
+from core.engine.bundled import tiny_random_model
+from core.engine.models import load_model, wrap_model
 from core.errors import ModelLoadError
 
 

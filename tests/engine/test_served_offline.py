@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.cli import main
+from core.engine.bundled import bundled_tokenizer
 from core.engine.capabilities import DISTRIBUTION, GENERATION, TARGET_LOGPROBS, split_supported
-from core.engine.models import bundled_tokenizer
 from core.engine.served import Endpoint, connect, public_url
 from core.engine.served_tokens import token_offsets
 from core.errors import LeakLensError

@@ -11,7 +11,8 @@ from tokenizers.pre_tokenizers import Whitespace
 from transformers import PreTrainedTokenizerFast
 
 from core.cli import main
-from core.engine.models import BUNDLED_MODELS, bundled_tokenizer, load_model, planned_start_token, tiny_random_model
+from core.engine.bundled import BUNDLED_MODELS, bundled_tokenizer, tiny_random_model
+from core.engine.models import load_model, planned_start_token
 from core.engine.scoring import score_texts
 from core.engine.start_token import choose_start_token, is_chat_role_token
 from core.errors import ModelLoadError

@@ -371,7 +371,7 @@ class ImplicitRead:
 
 def _cached_tokenizer(_: Path) -> str:
     from core.config import cache_root
-    from core.engine.models import bundled_tokenizer
+    from core.engine.bundled import bundled_tokenizer
 
     bundled_tokenizer()  # the cached tokenizer exists, as after any first run
     return str(sorted((cache_root() / "models").glob("*/tokenizer.json"))[0])  # the tokenizer's or the model's

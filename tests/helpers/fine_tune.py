@@ -71,7 +71,7 @@ def tuned_tiny_model(
     session reads the saved weights back exactly (float32 safetensors); a changed recipe trains anew.
     """
     from core.config import cache_subdir
-    from core.engine.models import bundled_tokenizer, tiny_random_model
+    from core.engine.bundled import bundled_tokenizer, tiny_random_model
 
     tokenizer = bundled_tokenizer()
     recipe = {

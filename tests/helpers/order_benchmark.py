@@ -13,7 +13,8 @@ from pathlib import Path
 
 from core.benchmark_order.examples import SEPARATOR
 from core.config import SHARED_DATA_DIR
-from core.engine.models import bundled_tokenizer, load_model
+from core.engine.bundled import bundled_tokenizer
+from core.engine.models import load_model
 from tests.helpers.fine_tune import tuned_tiny_model
 
 TEMPLATE = "Q: {question} Answer: {answer}"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from core.data.problems import CodeProblem, ProblemSet, builtin_problems
-from core.engine.models import tiny_random_model
+from core.engine.bundled import tiny_random_model
 from core.passage.calibration import FRESH_PASSAGES_PATH, load_fresh_passages
 from tests.helpers.fine_tune import fine_tune
 

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from core.config import PROJECT_ROOT
-from core.engine.models import BUNDLED_MODELS, ensure_bundled_converted
+from core.engine.bundled import BUNDLED_MODELS, ensure_bundled_converted
 
 VLLM_PYTHON = PROJECT_ROOT / ".venv-vllm" / "bin" / "python"
 START_TIMEOUT_S = 900

@@ -19,7 +19,8 @@ from core.data.problems import (
     load_problem_set,
 )
 from core.data.tables import Table
-from core.engine.models import tiny_random_model, wrap_model
+from core.engine.bundled import tiny_random_model
+from core.engine.models import wrap_model
 from core.errors import DataError, InputTextError
 from core.loss_delta.delta import (
     ModelRequest,

@@ -7,7 +7,8 @@ import pytest
 
 from core.config import SHARED_DATA_DIR
 from core.data.questions import PromptLayout, load_mcq
-from core.engine.models import bundled_tokenizer, wrap_model
+from core.engine.bundled import bundled_tokenizer
+from core.engine.models import wrap_model
 from tests.helpers.fine_tune import tuned_tiny_model
 from tests.helpers.mcq import run_benchmark
 

@@ -11,7 +11,8 @@ import pytest
 from core.config import SHARED_DATA_DIR
 from core.data.labelled import labelled_from_table, load_labelled_dataset
 from core.data.tables import Table
-from core.engine.models import tiny_random_model, wrap_model
+from core.engine.bundled import tiny_random_model
+from core.engine.models import wrap_model
 from core.errors import LeakLensError
 from core.membership.benchmark import (
     KIND,

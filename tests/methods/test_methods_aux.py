@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from core.engine.models import tiny_random_model, wrap_model
+from core.engine.bundled import tiny_random_model
+from core.engine.models import wrap_model
 from core.engine.records import TokenRecords
 from core.engine.scoring import TruncationWarning, score_texts
 from core.methods import AuxiliaryRecords, MethodConfigError, default_methods, parse_method, score_all

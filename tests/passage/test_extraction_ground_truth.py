@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from core.data.labelled import load_labelled_dataset
-from core.engine.models import LoadedModel, bundled_tokenizer, wrap_model
+from core.engine.bundled import bundled_tokenizer
+from core.engine.models import LoadedModel, wrap_model
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.passage.calibration import load_fresh_passages

@@ -162,7 +162,7 @@ def test_compare_two_passages_on_one_chart_with_two_score_columns(page):
 def test_long_passage_warns_with_the_dropped_token_count(page):
     page.number_input(key="inspect_max_tokens").set_value(16).run()
     app = _analyse(page, GETTYSBURG.text)
-    from core.engine.models import bundled_tokenizer
+    from core.engine.bundled import bundled_tokenizer
 
     total = len(bundled_tokenizer()(GETTYSBURG.text, add_special_tokens=False)["input_ids"])
     warnings = [w.value for w in app.warning]
