@@ -16,7 +16,7 @@ from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
 from core.passage.inspection import InspectedPassage
 from core.passage.placement import MethodPlacement, PassagePlacement, has_yardstick
 from core.passage.result import InspectResult
-from core.passage.summary import ReferencePoint, format_perplexity, honest_summary, too_short
+from core.passage.summary import ReferencePoint, format_perplexity, honest_summary, same_text, too_short
 from core.passage.verdict import PassageVerdict
 from core.stats.finding import Finding
 
@@ -31,10 +31,6 @@ EXAMPLE_LABELS = {
     GETTYSBURG_PARAPHRASE.key: "a paraphrase of the Gettysburg Address (example)",
 }
 """How a built-in example is named (the data's label; a pasted passage is "your passage")."""
-
-
-def same_text(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
 
 
 def placement_of(result: InspectResult, index: int) -> PassagePlacement | None:

@@ -9,14 +9,13 @@ name the same run: asking again reads it back.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
+from core.data.fingerprint import fingerprint_rows
 from core.engine.identity import model_key
 from core.engine.records import TokenRecords
 from core.errors import LeakLensError
@@ -39,15 +38,11 @@ FORMAT = 1
 """Part of the run key: raised when the stored summary's layout changes, so an old one is never misread."""
 
 
-def _passages_fingerprint(asked: tuple[tuple[str, str], ...]) -> str:
-    return hashlib.sha256(json.dumps([list(pair) for pair in asked], ensure_ascii=False).encode()).hexdigest()[:32]
-
-
 def inspection_key(result: InspectResult, *, revision: str | None, start_token: str | None) -> dict[str, Any]:
     """What names a stored inspection: the model (weights and start token), the passages and the token limit."""
     return {
         **model_key(result.model, revision=revision, start_token=start_token),
-        "passages": _passages_fingerprint(result.asked),
+        "passages": fingerprint_rows(result.asked),
         "max_tokens": result.max_tokens,
         "format": FORMAT,
     }

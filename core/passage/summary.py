@@ -131,7 +131,8 @@ def too_short_text(n_tokens: int) -> str:
     )
 
 
-def _same_text(a: str, b: str) -> bool:
+def same_text(a: str, b: str) -> bool:
+    """The same passage up to whitespace (a built-in example pasted with other line breaks)."""
     return " ".join(a.split()) == " ".join(b.split())
 
 
@@ -153,7 +154,7 @@ def honest_summary(
             f"**{too_short_text(n_tokens)}** Its perplexity under `{model}` is "
             f"{format_perplexity(perplexity)}, which on so few tokens is no basis for comparison."
         )
-    itself = [r for r in references if text is not None and _same_text(r.reference_text, text)]
+    itself = [r for r in references if text is not None and same_text(r.reference_text, text)]
     references = [r for r in references if r not in itself]
     lines = [
         f"**No verdict without calibration.** A single score cannot say *seen* or *unseen* on its own: "
