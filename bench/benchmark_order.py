@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from core.engine.handle import resolve_model
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
@@ -54,7 +56,9 @@ from tests.helpers.order_benchmark import (  # noqa: E402
 def run_test(lm, path: Path, settings: OrderSettings, store: ResultStore) -> tuple[OrderTest, float]:
     examples = render_examples(load_rows(str(path)), TEMPLATE)
     started = time.perf_counter()
-    test = run_order_test(examples, settings, model=lm.spec, load=lambda: lm, store=store, batch_size=settings.shards)
+    test = run_order_test(
+        examples, settings, model=resolve_model(lm.spec, loader=lambda _: lm), store=store, batch_size=settings.shards
+    )
     return test, time.perf_counter() - started
 
 

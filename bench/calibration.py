@@ -19,6 +19,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.engine.handle import resolve_model
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -45,7 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         store = ResultStore(Path(tmp) / "results.sqlite")
         progress = text_progress("fresh passages", sys.stderr, unit="passage")
         calibration = stored_fresh_calibration(
-            args.model, get_model=lambda: lm, store=store, setup=SHIPPED_SETUP, progress=progress, shipped=False
+            resolve_model(args.model, loader=lambda _: lm, setup=SHIPPED_SETUP),
+            store=store,
+            progress=progress,
+            shipped=False,
         )
         (run,) = store.list_runs(FRESH_KIND)
         samples = store.load_samples(calibration.run_id)

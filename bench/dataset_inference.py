@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core.engine.handle import resolve_model
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
@@ -122,7 +124,11 @@ def main() -> None:
         for name, lm in (("fine-tuned", tuned), ("untrained", base)):
             store = ResultStore(Path(tmp) / f"{name}.sqlite")  # both go by one spec: never share scores
             runs[name] = run_dataset_inference(
-                trained, unseen, args.model, n_splits=args.splits, store=store, load_model=lambda spec, lm=lm: lm
+                trained,
+                unseen,
+                resolve_model(args.model, loader=lambda spec, lm=lm: lm),
+                n_splits=args.splits,
+                store=store,
             )
             print(f"{name}: p = {runs[name].result.p_value:.3g} ({runs[name].finding.level})")
     unseen_rows = np.flatnonzero(np.array(runs["fine-tuned"].scores.labels) == 0)

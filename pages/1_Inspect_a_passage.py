@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.passage.calibration import FRESH_KIND
 from core.passage.stored import KIND as PASSAGE_KIND
-from ui.common import current_model_spec
+from ui.common import current_model
 from ui.freshness import keep_result, show_result
 from ui.inspect import (
     KGRAMS_PENDING,
@@ -46,9 +46,9 @@ linked = show_linked_result(frame, (PASSAGE_KIND,), how_to_make=how_to_make("ana
 with frame.setup:
     passages = passage_inputs()
     max_tokens = max_tokens_option()
-    model = current_model_spec()
-    calibration_option(model)
-    st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
+    model = current_model()
+    calibration_option(model.spec)
+    st.caption(f"Model: **{model.spec}** (chosen in the sidebar, shared by every page)")
     inputs = current_inputs(passages, max_tokens)
     analyse_clicked = st.button("Analyse", type="primary", key="inspect_analyse", icon=":material/play_arrow:")
 

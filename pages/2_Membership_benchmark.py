@@ -9,7 +9,7 @@ from core.errors import LeakLensError
 from core.membership.benchmark import KIND, run_membership_benchmark
 from core.store.results import ResultStore
 from core.store.runloop import progress_batch_size
-from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
+from ui.common import current_model, current_start_token, streamlit_progress
 from ui.dataset_picker import dataset_picker, demo_examples, known_examples, unique_examples
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
@@ -54,8 +54,8 @@ with frame.setup:
         )
         limit = int(cols[2].number_input("Sample size (0 = all rows)", min_value=0, value=100, step=50, key="mb_limit"))
         seed = int(cols[3].number_input("Sample seed", min_value=0, value=0, key="mb_seed"))
-    model = current_model_spec()
-    st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
+    model = current_model()
+    st.caption(f"Model: **{model.spec}** (chosen in the sidebar, shared by every page)")
     try:
         methods, reference = method_picker()
     except LeakLensError as exc:
@@ -79,7 +79,7 @@ with frame.setup:
         setting("label column", label_col or "auto"),
         setting("sample size", limit or "all rows"),
         setting("sample seed", seed),
-        setting("model", model),
+        setting("model", model.spec),
         setting("methods", tuple(m.key for m in methods)),
         setting("reference model", reference),
         setting("start token", current_start_token() or "automatic"),
@@ -93,7 +93,7 @@ with frame.result:
                 dataset = load_labelled(choice, text_col, label_col, limit or None, seed)
             store = ResultStore()
             with watched_run("mb", KIND, "texts"):
-                progress = streamlit_progress(f"Scoring {dataset.n} texts with {model}")
+                progress = streamlit_progress(f"Scoring {dataset.n} texts with {model.spec}")
                 result = run_membership_benchmark(
                     dataset,
                     model,
@@ -102,8 +102,6 @@ with frame.result:
                     reference_model=reference,
                     batch_size=progress_batch_size(dataset.n),
                     progress=progress,
-                    load_model=get_model,
-                    start_token=current_start_token(),
                 )
             finish_run(RESULTS_KEY, [(result.run_id, result.n_computed)], inputs)
         except LeakLensError as exc:

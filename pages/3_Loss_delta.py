@@ -12,7 +12,7 @@ from core.loss_delta.describe import delta2_rule
 from core.loss_delta.run import run_leakage_test
 from core.loss_delta.stored import KIND as DELTA_KIND
 from core.store.results import ResultStore
-from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
+from ui.common import current_model, current_start_token, streamlit_progress
 from ui.dataset_picker import ReadyExample, dataset_picker, load_choice
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
@@ -88,8 +88,8 @@ with frame.setup:
         threshold = float(
             cols[2].number_input("Δ² threshold", value=DELTA2_THRESHOLD, step=0.01, format="%.3f", key="ld_threshold")
         )
-    model = current_model_spec()
-    st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
+    model = current_model()
+    st.caption(f"Model: **{model.spec}** (chosen in the sidebar, shared by every page)")
     base = (
         st.text_input(
             "Base model (optional, for Δ²)",
@@ -109,7 +109,7 @@ with frame.setup:
         setting("solution column", solution_col or "auto"),
         setting("problems per set", limit or "all"),
         setting("pairing", pairing),
-        setting("model", model),
+        setting("model", model.spec),
         setting("base model", base),
         setting("start token", current_start_token() or "automatic"),
     ]
@@ -123,20 +123,19 @@ with frame.result:
             columns = {"id_column": id_col, "prompt_column": prompt_col, "solution_column": solution_col}
             test = load_choice(load_problem_set, test_choice, limit=limit or None, **columns)
             ref = load_choice(load_problem_set, ref_choice, limit=limit or None, **columns)
-            requests = [ModelRequest(model, base)]
+            requests = [ModelRequest(model.spec, base)]
             with watched_run(
                 "ld", DELTA_KIND, "solutions", total=(len(test) + len(ref)) * len(distinct_specs(requests))
             ):
-                progress = streamlit_progress(f"Scoring {len(test)} + {len(ref)} solutions with {model}")
+                progress = streamlit_progress(f"Scoring {len(test)} + {len(ref)} solutions with {model.spec}")
                 report = run_leakage_test(
                     test,
                     ref,
                     requests,
-                    load=get_model,
+                    model=model,
                     pairing=pairing,
                     store=ResultStore(),
                     progress=progress,
-                    start_token=current_start_token(),
                 )
             finish_run(REPORT_KEY, report, inputs)
         except LeakLensError as exc:

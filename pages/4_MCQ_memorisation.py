@@ -12,7 +12,7 @@ from core.mcq.completion import MCQConfig
 from core.mcq.match import SIMILARITY_METRICS
 from core.mcq.stored import KIND, run_stored_benchmark
 from core.store.results import ResultStore
-from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
+from ui.common import current_model, current_start_token, streamlit_progress
 from ui.dataset_picker import dataset_picker, demo_examples, file_examples, load_choice
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
@@ -82,10 +82,10 @@ with frame.setup:
             option_cols = c2.text_input("Option columns", "A,B,C,D", key="mcq_ocols")
             answer_col = c3.text_input("Answer column", "answer", key="mcq_acol")
             option_template = c4.text_input("Option layout", "{letter}. {text}", key="mcq_otemplate")
-    model = current_model_spec()
-    st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
+    model = current_model()
+    st.caption(f"Model: **{model.spec}** (chosen in the sidebar, shared by every page)")
     inputs = [
-        setting("model", model),
+        setting("model", model.spec),
         setting("start token", current_start_token() or "automatic"),
         setting("benchmark", choice),
         setting("sample size", int(limit)),
@@ -119,21 +119,19 @@ with frame.result:
                 report, stored_run, n_computed = run_stored_benchmark(
                     dataset.questions,
                     config,
-                    load=lambda: get_model(model),
                     store=ResultStore(),
                     model=model,
                     benchmark=display_name(dataset.source),
                     shuffle_seed=int(seed),
                     permutation=permutation,
-                    progress=streamlit_progress(f"Probing original and shuffled options with {model}"),
-                    start_token=current_start_token(),
+                    progress=streamlit_progress(f"Probing original and shuffled options with {model.spec}"),
                 )
             said = [dataset.skipped_summary()] if dataset.skipped else []
             finish_run(
                 REPORT_KEY,
                 MCQRun(
                     report,
-                    model,
+                    model.spec,
                     display_name(dataset.source),
                     " ".join([*said, *dataset.notes]),
                     n_computed,

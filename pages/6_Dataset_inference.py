@@ -13,7 +13,7 @@ from core.membership.benchmark import KIND
 from core.methods import default_methods, parse_methods
 from core.store.results import ResultStore
 from core.store.runloop import progress_batch_size
-from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
+from ui.common import current_model, current_start_token, streamlit_progress
 from ui.dataset_inference import load_texts, show_inference
 from ui.dataset_picker import dataset_picker, demo_examples
 from ui.freshness import setting, show_result
@@ -75,8 +75,8 @@ with frame.setup:
         validation_where = st.text_input(
             "Only validation rows where (COLUMN=VALUE)", "label=0", key="di_validation_where"
         ).strip()
-    model = current_model_spec()
-    st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
+    model = current_model()
+    st.caption(f"Model: **{model.spec}** (chosen in the sidebar, shared by every page)")
     labels = {m.key: m.label for m in default_methods()}
     with st.expander("Texts, splits and detectors"):
         cols = st.columns(4)
@@ -130,7 +130,7 @@ with frame.setup:
         setting("splits", n_splits),
         setting("split seed", seed),
         setting("detectors", tuple(method_keys)),
-        setting("model", model),
+        setting("model", model.spec),
         setting("start token", current_start_token() or "automatic"),
     ]
     ready = suspect_choice is not None and validation_choice is not None and bool(method_keys)
@@ -146,7 +146,7 @@ with frame.result:
                 validation = load_texts(validation_choice, validation_where, text_col, limit or None)
             n_texts = len(suspect) + len(validation)
             with watched_run("di", KIND, "texts", total=n_texts):
-                progress = streamlit_progress(f"Scoring {len(suspect)} + {len(validation)} texts with {model}")
+                progress = streamlit_progress(f"Scoring {len(suspect)} + {len(validation)} texts with {model.spec}")
                 inference = run_dataset_inference(
                     suspect,
                     validation,
@@ -156,8 +156,6 @@ with frame.result:
                     seed=seed,
                     store=ResultStore(),
                     progress=progress,
-                    load_model=get_model,
-                    start_token=current_start_token(),
                     batch_size=progress_batch_size(n_texts),
                 )
             finish_run(RESULT_KEY, inference, inputs)

@@ -19,7 +19,7 @@ from ui.benchmark_order import (
     show_order_test,
     template_field,
 )
-from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
+from ui.common import current_model, current_start_token, streamlit_progress
 from ui.dataset_picker import dataset_picker, demo_examples, unique_examples
 from ui.freshness import setting, show_result
 from ui.layout import finish_run, result_first_page, scroll_after_run, scroll_to_result_area
@@ -76,8 +76,8 @@ with frame.setup:
     except LeakLensError as exc:
         st.error(str(exc))
     shards, permutations = shard_fields(None if examples is None else len(examples))
-    model = current_model_spec()
-    st.caption(f"Model: **{model}** (chosen in the sidebar, shared by every page)")
+    model = current_model()
+    st.caption(f"Model: **{model.spec}** (chosen in the sidebar, shared by every page)")
     inputs = [
         setting("benchmark", choice),
         setting("examples used", limit or "all"),
@@ -85,7 +85,7 @@ with frame.setup:
         setting("shards", shards),
         setting("shuffles per shard", permutations),
         setting("shuffle seed", seed),
-        setting("model", model),
+        setting("model", model.spec),
         setting("start token", current_start_token() or "automatic"),
     ]
     ready = choice is not None and (choice.is_hub or examples is not None)
@@ -104,14 +104,12 @@ with frame.result:
                     examples,
                     settings,
                     model=model,
-                    load=lambda: get_model(model),
                     store=ResultStore(),
                     batch_size=progress_batch_size(shards),
                     progress=streamlit_progress(
                         f"Scoring {shards} shards of {len(examples)} examples, published order and shuffled, "
-                        f"with {model}"
+                        f"with {model.spec}"
                     ),
-                    start_token=current_start_token(),
                 )
             finish_run(RESULT_KEY, OrderRun(test, examples.skipped_summary() if examples.skipped else ""), inputs)
         except LeakLensError as exc:

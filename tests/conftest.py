@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from core.engine.handle import resolve_model
+
 # Tests never reach a hub: set before transformers / datasets / huggingface_hub read their settings.
 for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ[_var] = "1"
@@ -62,7 +64,7 @@ def _calibrated_store(root: Path, lm: LoadedModel, *, up_to_tokens: int | None =
 
     path = root / "results.sqlite"
     stored_fresh_calibration(
-        lm.spec, get_model=lambda: lm, store=ResultStore(path), setup=resolve_setup(), only=short_ones
+        resolve_model(lm.spec, loader=lambda _: lm, setup=resolve_setup()), store=ResultStore(path), only=short_ones
     )
     return path
 
@@ -206,8 +208,7 @@ def order_tuned_runs(order_tuned_model, order_benchmarks, app_store) -> dict[Pat
         path: run_order_test(
             render_examples(load_rows(str(path)), TEMPLATE),
             OrderSettings(shards=SHARDS),
-            model=lm.spec,
-            load=lambda: lm,
+            model=resolve_model(lm.spec, loader=lambda _: lm),
             store=store,
         )
         for path in order_benchmarks

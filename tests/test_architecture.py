@@ -123,6 +123,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core.store",),
     ("core.membership", "core.loss_delta", "core.mcq", "core.overlap", "core.benchmark_order"),
     ("core.dataset_inference", "core.passage"),
+    ("core.audit",),
     ("core.viz",),
     ("core.results",),
     ("core.cli",),

@@ -22,6 +22,7 @@ import pytest
 
 from core.data.labelled import load_labelled_dataset
 from core.data.questions import load_mcq, parse_option_columns
+from core.engine.handle import resolve_model
 from core.errors import DataError
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
@@ -170,10 +171,9 @@ def test_the_limit_that_cut_a_text_is_known(
     lm = dataclasses.replace(tiny_lm, max_context=max_context)
     result = run_membership_benchmark(
         dataset,
-        "tiny-random",
+        resolve_model("tiny-random", loader=lambda spec: lm),
         parse_methods(["loss"]),
         store=ResultStore(tmp_path / "r.sqlite"),
-        load_model=lambda spec: lm,
         max_tokens=max_tokens,
     )
     assert (result.n_cut_at_max_tokens, result.n_truncated - result.n_cut_at_max_tokens) == (

@@ -9,12 +9,17 @@ from pathlib import Path
 import streamlit as st
 
 from core.engine.bundled import available_bundled_models
-from core.engine.models import DEFAULT_MODEL, LoadedModel, load_scoring_model, planned_start_token
+from core.engine.handle import ModelHandle, resolve_model, served_handle
+from core.engine.model_source import ScoringModel
+from core.engine.models import DEFAULT_MODEL, load_model
 from core.engine.progress import TimeLeft, format_duration
-from core.engine.served import ServedModel, is_served_spec, served_model
+from core.engine.served import ServedModel
 from ui.served_picker import SERVED_LABEL, served_model_inputs
 
 MODEL_KEY = "leaklens_model_spec"
+SERVED_KEY = "leaklens_served_model"
+"""The connected served model (its connection), kept by the session that pressed Check connection."""
+HANDLE_KEY = "leaklens_model_handle"
 START_TOKEN_KEY = "leaklens_start_token"
 DEFAULT_MODEL_ENV = "LEAKLENS_DEFAULT_MODEL"
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -73,23 +78,45 @@ def current_start_token() -> str | None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _cached_model(spec: str, start_token: str | None) -> LoadedModel | ServedModel:
-    return load_scoring_model(spec, start_token=start_token)
+def _cached_model(spec: str, start_token: str | None) -> ScoringModel:
+    return load_model(spec, start_token=start_token)
 
 
-def get_model(spec: str | None = None) -> LoadedModel | ServedModel:
-    """Load (once per process) the model for ``spec`` (default: the session's choice), with a spinner; a
-    served model chosen in the sidebar is the connected one.
+def _loader(chosen: str, start_token: str | None) -> Callable[[str], ScoringModel]:
+    """Loads through one copy per process (a spinner the first time); the start token applies to the chosen
+    model only, never to a reference or base model loaded beside it."""
 
-    The start-token override applies to the session's chosen model only; reference and base models keep
-    their own rule.
-    """
-    spec = spec or current_model_spec()
-    if is_served_spec(spec):
-        return served_model(spec)
-    start_token = current_start_token() if spec == current_model_spec() else None
-    with st.spinner(f"Loading {spec}… the first load of the bundled model dequantises it once (~20 s)."):
-        return _cached_model(spec, start_token)
+    def load(spec: str) -> ScoringModel:
+        with st.spinner(f"Loading {spec}… the first load of the bundled model dequantises it once (~20 s)."):
+            return _cached_model(spec, start_token if spec == chosen else None)
+
+    return load
+
+
+def _connected() -> ServedModel | None:
+    """The session's connected served model, when it is the session's choice."""
+    served = st.session_state.get(SERVED_KEY)
+    return served if served is not None and served.spec == st.session_state.get(MODEL_KEY) else None
+
+
+def current_model() -> ModelHandle:
+    """The session's model choice, resolved once per choice (the sidebar's model, start token and connection)
+    and handed to every run function; it loads through the process's shared cache."""
+    spec, start_token, served = current_model_spec(), current_start_token(), _connected()
+    cached = st.session_state.get(HANDLE_KEY)
+    if cached is not None and cached[0] == (spec, start_token, served):
+        return cached[1]
+    if served is not None:
+        handle = served_handle(served)
+    else:
+        handle = resolve_model(spec, start_token=start_token, loader=_loader(spec, start_token))
+    st.session_state[HANDLE_KEY] = ((spec, start_token, served), handle)
+    return handle
+
+
+def get_model() -> ScoringModel:
+    """The session's model, loaded (once per process) or connected."""
+    return current_model().load()
 
 
 def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
@@ -99,20 +126,22 @@ def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
     options = available_bundled_models()
     custom_label = "Other (hub id or local folder)…"
     choices = options + [custom_label, SERVED_LABEL]
+    served = _connected()
     if current in options:
         index = options.index(current)
     else:
-        index = len(options) + (1 if is_served_spec(current) else 0)
+        index = len(options) + (1 if served is not None else 0)
     choice = where.selectbox("Model", choices, index=index, key=key, help="Shared by every page.")
     if choice == SERVED_LABEL:
-        connected = served_model_inputs(where, key, current)
-        if connected:
-            st.session_state[MODEL_KEY] = connected
+        connected = served_model_inputs(where, key) or served
+        if connected is not None:
+            st.session_state[SERVED_KEY] = connected
+            st.session_state[MODEL_KEY] = connected.spec
         return st.session_state[MODEL_KEY]
     if choice == custom_label:
         typed = where.text_input(
             "Hub id or local directory",
-            value="" if current in options or is_served_spec(current) else current,
+            value="" if current in options or served is not None else current,
             key=f"{key}_custom",
             placeholder="e.g. EleutherAI/pythia-160m or /models/my-checkpoint",
         )
@@ -121,7 +150,7 @@ def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
     else:
         st.session_state[MODEL_KEY] = choice
     with where.expander("Scoring options"):
-        planned = planned_start_token(st.session_state[MODEL_KEY])
+        planned = current_model().start_token
         st.text_input(
             "Start token",
             key=START_TOKEN_KEY,

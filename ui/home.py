@@ -50,7 +50,7 @@ def _model_status() -> None:
     with st.container(border=True):
         st.markdown(f"**Active model:** `{spec}` — change it in the sidebar; every page uses the same one.")
         try:
-            lm = get_model(spec)
+            lm = get_model()
         except LeakLensError as exc:
             st.error(str(exc))
             return

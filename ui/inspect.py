@@ -14,15 +14,15 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE, Example
+from core.engine.handle import ModelHandle
 from core.engine.progress import ProgressCallback
-from core.engine.setup import resolve_setup
 from core.errors import LeakLensError
 from core.passage.inspection import DEFAULT_MAX_TOKENS, decode_text_upload
 from core.passage.known_runs import calibration_from_run, calibration_label, calibration_runs
 from core.passage.run import EXTRACTION, SCORING, InspectResult, inspect_passage
 from core.passage.run import FRESH as FRESH_STAGE
 from core.store.results import ResultStore
-from ui.common import current_model_spec, current_start_token, get_model, streamlit_progress
+from ui.common import current_model_spec, current_start_token, streamlit_progress
 from ui.freshness import Input, keep_result, setting, show_result, typed_text
 from ui.passage_view import CALIBRATION, KGRAMS_PENDING, render_result
 
@@ -145,32 +145,32 @@ def _progress(n_passages: int, complete: bool, where: DeltaGenerator | None) -> 
     return stage
 
 
-def _key(spec: str, passages: list[tuple[str, str]], max_tokens: int, complete: bool) -> tuple:
-    return (spec, current_start_token(), tuple(passages), max_tokens, complete)
+def _key(model: ModelHandle, passages: list[tuple[str, str]], max_tokens: int, complete: bool) -> tuple:
+    return (model.spec, model.start_token_override, tuple(passages), max_tokens, complete)
 
 
 def cached_result(
-    spec: str, passages: list[tuple[str, str]], max_tokens: int, *, complete: bool
+    model: ModelHandle, passages: list[tuple[str, str]], max_tokens: int, *, complete: bool
 ) -> InspectResult | None:
     """This session's earlier result for the same inputs; a complete one also serves a fast request."""
     cache: OrderedDict = st.session_state.setdefault(CACHE, OrderedDict())
     for wanted in (True,) if complete else (True, False):
-        key = _key(spec, passages, max_tokens, wanted)
+        key = _key(model, passages, max_tokens, wanted)
         if key in cache:
             cache.move_to_end(key)
             return cache[key]
     return None
 
 
-def _remember(result: InspectResult, spec: str, passages: list[tuple[str, str]], max_tokens: int) -> None:
+def _remember(result: InspectResult, model: ModelHandle, passages: list[tuple[str, str]], max_tokens: int) -> None:
     cache: OrderedDict = st.session_state.setdefault(CACHE, OrderedDict())
-    cache[_key(spec, passages, max_tokens, result.complete)] = result
+    cache[_key(model, passages, max_tokens, result.complete)] = result
     while len(cache) > CACHE_SIZE:
         cache.popitem(last=False)
 
 
 def analyse(
-    spec: str,
+    model: ModelHandle,
     passages: list[tuple[str, str]],
     max_tokens: int,
     *,
@@ -191,17 +191,15 @@ def analyse(
             "example or upload a .txt file in Setup, then press **Analyse**."
         )
         return None
-    cached = cached_result(spec, passages, max_tokens, complete=complete)
+    cached = cached_result(model, passages, max_tokens, complete=complete)
     if cached is not None:
         return cached
-    fast = cached_result(spec, passages, max_tokens, complete=False) if complete else None
+    fast = cached_result(model, passages, max_tokens, complete=False) if complete else None
     try:
         result = inspect_passage(
-            get_model(spec),
+            model,
             passages,
             store=ResultStore(),
-            setup=resolve_setup(),
-            start_token=current_start_token(),
             max_tokens=max_tokens,
             with_kgrams=complete,
             progress=_progress(len(passages), complete, status),
@@ -212,7 +210,7 @@ def analyse(
         st.error(str(exc))
         return None
     if result.judged:
-        _remember(result, spec, passages, max_tokens)
+        _remember(result, model, passages, max_tokens)
     return result
 
 
@@ -224,7 +222,7 @@ class Shown:
 
 
 def analyse_and_show(
-    spec: str, passages: list[tuple[str, str]], max_tokens: int, inputs: list[Input], *, complete: bool
+    model: ModelHandle, passages: list[tuple[str, str]], max_tokens: int, inputs: list[Input], *, complete: bool
 ) -> tuple[InspectResult | None, bool]:
     """Analyse, drawing the passages' own result as soon as it is scored (the verdict's progress above it);
     returns the result and whether it was drawn."""
@@ -235,7 +233,7 @@ def analyse_and_show(
         keep_result(RESULT, own, inputs)
         shown.drawn = show_result(RESULT, inputs, render_result, action="Analyse")
 
-    result = analyse(spec, passages, max_tokens, complete=complete, status=status, on_scored=draw)
+    result = analyse(model, passages, max_tokens, complete=complete, status=status, on_scored=draw)
     return result, shown.drawn
 
 

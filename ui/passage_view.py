@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.engine.handle import ModelHandle
 from core.engine.records import MAX_KGRAM
 from core.errors import LeakLensError
 from core.methods import Method, default_methods
 from core.methods.slope import Values
-from core.methods.support import supported_methods
 from core.passage.extraction_finding import extraction_sentence
 from core.passage.inspection import InspectedPassage, reference_points
 from core.passage.placement import MethodPlacement, PassagePlacement
@@ -52,7 +52,7 @@ from core.viz.reports.passage import passage_report, scores_csv, token_csv
 from core.viz.score_cards import card_description, split_headline
 from core.viz.token_curve import confidence_curve, confidence_figure
 from core.viz.token_heatmap import token_heatmap_block
-from ui.common import _cached_model, current_start_token
+from ui.common import current_model
 from ui.finding import finding_banner
 from ui.layout import controls, details
 from ui.share import share_link
@@ -64,8 +64,9 @@ KGRAMS_PENDING = "inspect_kgrams_pending"
 
 
 @st.cache_data(show_spinner="Scoring the two built-in reference examples once for this model…", max_entries=8)
-def cached_reference_points(spec: str, start_token: str | None = None) -> list[ReferencePoint]:
-    return reference_points(_cached_model(spec, start_token))
+def cached_reference_points(spec: str, start_token: str | None, _model: ModelHandle) -> list[ReferencePoint]:
+    """Keyed by the model's name and start token (the handle itself is the way to load it)."""
+    return reference_points(_model.load())
 
 
 def _slug(name: str) -> str:
@@ -224,10 +225,11 @@ def render_heatmaps(result: InspectResult) -> None:
 
 def render_scores(result: InspectResult, methods: list[Method], findings: list[Finding]) -> None:
     st.subheader("Scores")
-    for note in supported_methods(result.model, methods)[1]:
+    for note in result.left_out:
         st.caption(note)
     try:
-        references = cached_reference_points(result.model, current_start_token())
+        model = current_model().beside(result.model)  # a stored result may be another model's
+        references = cached_reference_points(model.spec, model.start_token_override, model)
     except LeakLensError as exc:
         references = []
         st.warning(f"Reference examples could not be scored: {exc}")

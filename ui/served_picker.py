@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.engine.served import Endpoint, connect, is_served_spec, served_model
+from core.engine.served import Endpoint, ServedModel, connect
 from core.errors import LeakLensError
 
 SERVED_LABEL = "Served model (vLLM or OpenAI-compatible URL)…"
@@ -12,8 +12,8 @@ SERVED_PAGES = "every page that tests a model (Overlap search needs none)"
 """Where a served model runs: every test that reads a model."""
 
 
-def served_model_inputs(where, key: str, current: str) -> str | None:
-    """The served model's spec once Check connection has reached it (kept while the inputs stay the same)."""
+def served_model_inputs(where, key: str) -> ServedModel | None:
+    """The served model once Check connection has reached it (kept by the session while it stays chosen)."""
     url = where.text_input("Server URL", key=f"{key}_url", placeholder="http://gpu-node:8000/v1")
     name = where.text_input("Model on the server", key=f"{key}_served", placeholder="the only one it serves")
     key_var = where.text_input(
@@ -25,19 +25,18 @@ def served_model_inputs(where, key: str, current: str) -> str | None:
     )
     if where.button("Check connection", key=f"{key}_check", disabled=not url.strip()):
         try:
-            served = connect(Endpoint(url.strip(), model=name.strip() or None, api_key_env=key_var.strip() or None))
+            reached = connect(Endpoint(url.strip(), model=name.strip() or None, api_key_env=key_var.strip() or None))
         except LeakLensError as exc:
             where.error(str(exc))
             return None
-        st.session_state[f"{key}_connected"] = served.spec
-    connected = st.session_state.get(f"{key}_connected")
-    if not connected or not is_served_spec(connected):
+        st.session_state[f"{key}_connected"] = reached
+    served: ServedModel | None = st.session_state.get(f"{key}_connected")
+    if served is None:
         where.caption(f"Enter the server's URL and press **Check connection**. Runs on: {SERVED_PAGES}.")
-        return current if is_served_spec(current) else None
-    served = served_model(connected)
+        return None
     version = f"vLLM {served.server_version}" if served.server_version else "an OpenAI-compatible server"
     where.caption(
         f"Connected to {version}: **{served.name}** ({served.model_root}), context {served.max_context:,} tokens. "
         f"Runs on: {SERVED_PAGES}."
     )
-    return connected
+    return served

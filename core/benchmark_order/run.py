@@ -8,7 +8,7 @@ page, ``python -m core report``): the order patterns found in the file are kept 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ from core.benchmark_order.scoring import score_shard
 from core.benchmark_order.settings import OrderSettings
 from core.benchmark_order.shards import shard_bounds
 from core.benchmark_order.statistic import OrderTestResult, ShardResult
-from core.engine.identity import model_key
+from core.engine.handle import ModelHandle
 from core.engine.model_source import ScoringModel, encode
 from core.engine.progress import ProgressCallback
 from core.errors import InputTextError, LeakLensError
@@ -75,11 +75,9 @@ def check_shardable(n_examples: int, settings: OrderSettings) -> None:
         )
 
 
-def order_run_key(
-    model: str, examples: BenchmarkExamples, settings: OrderSettings, *, revision: str | None, start_token: str | None
-) -> dict[str, Any]:
+def order_run_key(model: ModelHandle, examples: BenchmarkExamples, settings: OrderSettings) -> dict[str, Any]:
     return {
-        **model_key(model, revision=revision, start_token=start_token),
+        **model.key,
         "examples": examples.fingerprint,
         "shards": settings.shards,
         "permutations": settings.permutations,
@@ -129,14 +127,11 @@ def run_order_test(
     examples: BenchmarkExamples,
     settings: OrderSettings,
     *,
-    model: str,
-    load: Callable[[], ScoringModel],
+    model: ModelHandle,
     store: ResultStore,
     batch_size: int = 1,
     progress: ProgressCallback | None = None,
-    setup: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
-    start_token: str | None = None,
 ) -> OrderTest:
     """Score every shard (resuming from the store), test, and keep the finished run so it can be reopened.
 
@@ -145,7 +140,7 @@ def run_order_test(
     check_shardable(len(examples), settings)
     bounds = shard_bounds(len(examples), settings.shards)
     patterns = tuple(order_patterns(examples.rows, examples.texts, bounds, examples.fields))
-    lm = LoadOnce(load)
+    lm = LoadOnce(model.load)
     token_ids = LoadOnce(lambda: [encode(lm(), text) for text in examples.texts])
 
     def score(model_: ScoringModel, positions: list[int]) -> list[SampleRow]:
@@ -156,10 +151,10 @@ def run_order_test(
         result = _result(samples, len(examples), settings)
         return {"p_value": result.p_value, "n_shards": len(samples)}
 
-    key = order_run_key(model, examples, settings, revision=(setup or {}).get("revision"), start_token=start_token)
+    key = order_run_key(model, examples, settings)
     meta = run_meta(
         dataset=examples.name,
-        model=model,
+        model=model.spec,
         n_total=settings.shards,
         task="benchmark-order",
         provenance=provenance,
@@ -170,7 +165,7 @@ def run_order_test(
 
     outcome = run_stored(
         store,
-        RunRequest(KIND, key, meta, setup),
+        RunRequest(KIND, key, meta, model.setup.to_dict()),
         [str(i) for i in range(settings.shards)],
         load=lm,
         score=score,
@@ -180,7 +175,7 @@ def run_order_test(
     )
     result = _result(outcome.samples, len(examples), settings)
     finding = order_finding(result, examples.name, patterns)
-    return OrderTest(examples.name, model, examples.template, result, patterns, finding, outcome.run.run_id)
+    return OrderTest(examples.name, model.spec, examples.template, result, patterns, finding, outcome.run.run_id)
 
 
 def _pattern_json(pattern: OrderPattern) -> dict[str, Any]:

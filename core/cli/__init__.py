@@ -16,7 +16,7 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import NoReturn
 
 from core import __version__
-from core.cli.common import connect_served_from_args, distributed_command, plan_outputs
+from core.cli.common import distributed_command, plan_outputs, resolve_models_from_args
 from core.engine.distributed import RankFailedError
 from core.errors import LeakLensError
 from core.files.outputs import os_error_cause
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     rank = 0
     try:
         args.output_plan = plan_outputs(args)  # before any work: no output may overwrite an input
-        connect_served_from_args(args)
+        args.models = resolve_models_from_args(args)
         with distributed_command(args) as ranks:
             rank = ranks.rank if ranks is not None else 0
             with _silenced(rank != 0), _truncations_in_one_line():

@@ -11,14 +11,13 @@ from core.cli.common import (
     dataset_options,
     emit_json,
     limit_options,
-    load_model_from_args,
     model_options,
     open_store,
     output_options,
     print_finding,
     require_positive,
-    setup_from_args,
     store_options,
+    tested_model,
 )
 from core.errors import InputTextError
 
@@ -101,19 +100,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if examples.skipped:
         print(f"warning: {examples.skipped_summary()}", file=sys.stderr)
-    provenance = command_provenance(args, "order-test", models={"model": args.model})
+    model = tested_model(args)
+    provenance = command_provenance(args, "order-test", models={"model": model})
     with open_store(args) as store, tqdm_progress("order test", unit="shard") as progress:
-        test = run_order_test(
-            examples,
-            settings,
-            model=args.model,
-            load=lambda: load_model_from_args(args),
-            store=store,
-            progress=progress,
-            setup=setup_from_args(args).to_dict(),
-            provenance=provenance,
-            start_token=args.start_token,
-        )
+        test = run_order_test(examples, settings, model=model, store=store, progress=progress, provenance=provenance)
     document = test.to_dict()
     if args.no_store:
         document.pop("run_id")

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.config import PROJECT_ROOT, cache_root
 from core.engine import distributed
@@ -26,6 +26,9 @@ from core.engine.served import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from core.engine.setup import DTYPE_CHOICES, ScoringSetup, resolve_setup
 from core.errors import LeakLensError, OutputError
 from core.files.outputs import OutputPlan, check_writable, resolved, write_atomic
+
+if TYPE_CHECKING:
+    from core.engine.handle import ModelHandle
 
 MODEL_HELP = "bundled name (smollm2-135m), local checkpoint folder or hub id"
 
@@ -94,14 +97,27 @@ def served_model_options(parent: argparse.ArgumentParser) -> None:
     group.add_argument("--tokenizer", help="local tokenizer of the served model, for servers without /tokenize")
 
 
-def connect_served_from_args(args: argparse.Namespace) -> None:
-    """With ``--endpoint``: connect to the server, before any work, and make ``args.model`` name the
-    served model (every command that takes a model runs on one). Without it, an unset ``--model`` becomes the
-    default model."""
+def resolve_models_from_args(args: argparse.Namespace) -> list[ModelHandle]:
+    """The command's tested model(s), read once before any work: with ``--endpoint`` the server is connected
+    here; otherwise each ``--model`` (none given: the default model) under ``--device``, ``--dtype``,
+    ``--revision`` and ``--start-token``. Commands take them from ``tested_model`` / ``tested_handles``."""
+    if not hasattr(args, "device"):  # a command that runs no model
+        return []
+    from core.engine.handle import resolve_model, served_handle
+
+    setup = setup_from_args(args)
     if not getattr(args, "endpoint", None):
-        if getattr(args, "model", "") is None and getattr(args, "model_default", None):
-            args.model = args.model_default
-        return
+        specs = args.model if isinstance(args.model, list) else [args.model or DEFAULT_MODEL]
+        return [
+            resolve_model(
+                spec,
+                setup=setup,
+                start_token=args.start_token,
+                trust_remote_code=args.trust_remote_code,
+                device_map=getattr(args, "device_map", None),
+            )
+            for spec in specs or [DEFAULT_MODEL]
+        ]
     if args.model is not None:  # None unless given, for one --model or several (delta)
         raise LeakLensError("Give the tested model either with --model or with --endpoint, not both.")
     from core.engine.served import Endpoint, connect
@@ -122,8 +138,17 @@ def connect_served_from_args(args: argparse.Namespace) -> None:
         "endpoint, the served name, the server version and the model id it reports)",
         file=sys.stderr,
     )
-    # A command taking several --model (delta: no single default) gets a list of one: the served model.
-    args.model = served.spec if getattr(args, "model_default", None) else [served.spec]
+    return [served_handle(served, setup=setup)]
+
+
+def tested_handles(args: argparse.Namespace) -> list[ModelHandle]:
+    """Every tested model of the command (several for ``delta``), as resolved by ``resolve_models_from_args``."""
+    return list(args.models)
+
+
+def tested_model(args: argparse.Namespace) -> ModelHandle:
+    """The command's one tested model."""
+    return tested_handles(args)[0]
 
 
 def dataset_options(
@@ -198,35 +223,6 @@ def setup_from_args(args: argparse.Namespace) -> ScoringSetup:
     return resolve_setup(args.device, args.dtype, args.revision)
 
 
-def tested_models(args: argparse.Namespace) -> list[str]:
-    """The ``--model`` values; a repeatable ``--model`` given no value means the default model."""
-    if isinstance(args.model, list):
-        return list(args.model)
-    return [args.model or DEFAULT_MODEL]
-
-
-def start_token_for(args: argparse.Namespace, spec: str) -> str | None:
-    """``--start-token`` for the tested model(s); reference and base models keep their own rule."""
-    return args.start_token if spec in tested_models(args) else None
-
-
-def load_model_from_args(args: argparse.Namespace, spec: str | None = None):
-    """Load ``spec`` (default ``--model``) under the command's device, dtype, revision and start token."""
-    from core.engine.models import load_scoring_model
-
-    spec = spec or args.model
-    setup = setup_from_args(args)
-    return load_scoring_model(
-        spec,
-        device=distributed.rank_device(setup.device),
-        dtype=setup.torch_dtype,
-        revision=setup.revision,
-        trust_remote_code=args.trust_remote_code,
-        start_token=start_token_for(args, spec),
-        device_map=getattr(args, "device_map", None),
-    )
-
-
 def require_positive(value: int | None, flag: str, minimum: int = 1) -> None:
     """Refuse a count option below ``minimum`` before anything is loaded (None = not given)."""
     if value is not None and value < minimum:
@@ -262,8 +258,11 @@ def recorded_options(args: argparse.Namespace) -> dict[str, Any]:
     """The command's options as given, for provenance (functions and output flags left out)."""
     from core.engine.served import public_url
 
-    skip = {"func", "json", "out", "verbose", "distributed", "output_plan", "model_default"}
+    skip = {"func", "json", "out", "verbose", "distributed", "output_plan", "model_default", "models"}
     options = {k: v for k, v in vars(args).items() if k not in skip and not callable(v)}
+    handles = getattr(args, "models", None)
+    if handles:  # the model as resolved: the default one when none was named, a served one's name
+        options["model"] = handles[0].spec if getattr(args, "model_default", None) else [h.spec for h in handles]
     if options.get("endpoint"):
         options["endpoint"] = public_url(str(options["endpoint"]))  # never a user name or password
     ranks = distributed.current()
@@ -273,22 +272,17 @@ def recorded_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def command_provenance(
-    args: argparse.Namespace, command: str, *, models: Mapping[str, str] | None = None, uses_model: bool = True
+    args: argparse.Namespace,
+    command: str,
+    *,
+    models: Mapping[str, ModelHandle] | None = None,
+    uses_model: bool = True,
 ) -> dict[str, Any]:
     """Provenance for this invocation: versions, setup, the identity of each model role, the options."""
-    from core.engine.identity import model_identity
-    from core.engine.models import planned_start_token
     from core.store.provenance import build_provenance
 
     setup = setup_from_args(args) if uses_model else None
-    revision = setup.revision if setup else None
-    identities = {
-        role: {
-            **model_identity(spec, revision),
-            "start_token": planned_start_token(spec, override=start_token_for(args, spec), revision=revision),
-        }
-        for role, spec in (models or {}).items()
-    }
+    identities = {role: handle.recorded_identity for role, handle in (models or {}).items()}
     return build_provenance(
         command=command,
         options=recorded_options(args),

@@ -9,15 +9,14 @@ from core.cli.common import (
     add_column,
     command_provenance,
     emit_json,
-    load_model_from_args,
     model_options,
     open_store,
     output_options,
     print_finding,
     recorded_options,
     require_positive,
-    setup_from_args,
     store_options,
+    tested_model,
 )
 
 
@@ -85,24 +84,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"{role}: {text_set.name} · {len(text_set)} texts · text column {text_set.text_col!r}", file=info)
         if text_set.skipped:
             print(f"  skipped: {text_set.skipped_summary()}", file=info)
-    with open_store(args) as store, tqdm_progress(f"scoring with {args.model}", unit="text") as progress:
+    model = tested_model(args)
+    with open_store(args) as store, tqdm_progress(f"scoring with {model.spec}", unit="text") as progress:
         inference = run_dataset_inference(
             suspect,
             validation,
-            args.model,
+            model,
             methods,
             n_splits=args.splits,
             seed=args.seed,
             store=store,
             progress=progress,
-            load_model=lambda spec: load_model_from_args(args, spec),
-            setup=setup_from_args(args),
             options=recorded_options(args),
-            start_token=args.start_token,
             max_tokens=args.max_tokens,
         )
     document = inference.to_dict()
-    document["provenance"] = command_provenance(args, "dataset-inference", models={"model": args.model})
+    document["provenance"] = command_provenance(args, "dataset-inference", models={"model": model})
     emit_json(args, document)
     if not args.json:
         print_finding(inference.finding)

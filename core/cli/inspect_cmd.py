@@ -10,14 +10,13 @@ from contextlib import ExitStack
 from core.cli.common import (
     command_provenance,
     emit_json,
-    load_model_from_args,
     model_options,
     open_store,
     output_options,
     print_finding,
     require_positive,
-    setup_from_args,
     store_options,
+    tested_model,
 )
 from core.data.text import check_unicode, decode_utf8
 from core.errors import InputTextError, LeakLensError
@@ -60,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
     text = _read_text(args)
     require_positive(args.max_tokens, "--max-tokens")
-    lm = load_model_from_args(args)
+    model = tested_model(args)
+    lm = model.load()
     asked = parse_methods(args.methods)
     with ExitStack() as bars, open_store(args) as store, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -73,11 +73,9 @@ def run(args: argparse.Namespace) -> int:
             return None
 
         result = inspect_passage(
-            lm,
+            model,
             [("Passage", text)],
             store=store,
-            setup=setup_from_args(args),
-            start_token=args.start_token,
             max_tokens=args.max_tokens,
             methods=asked,
             kgram_columns=False,
@@ -116,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         "scores": scores,
         "calibration": result.fresh,
         "run_id": None if args.no_store else result.run_id,
-        "provenance": command_provenance(args, "inspect", models={"model": args.model}),
+        "provenance": command_provenance(args, "inspect", models={"model": model}),
     }
     emit_json(args, payload)
     if not args.json:

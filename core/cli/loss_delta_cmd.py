@@ -14,15 +14,13 @@ from core.cli.common import (
     command_provenance,
     emit_json,
     limit_options,
-    load_model_from_args,
     model_options,
     open_store,
     output_options,
     print_finding,
-    setup_from_args,
     store_options,
+    tested_handles,
 )
-from core.engine.models import DEFAULT_MODEL
 from core.errors import DataError
 
 
@@ -101,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resamples < 1:
         raise DataError("--resamples must be at least 1.")
-    args.model = args.model or [DEFAULT_MODEL]
-    requests = requests_from_args(args.model, args.base_model)
+    handles = tested_handles(args)
+    model = handles[0]  # the others resolve beside it: one setup, one loader
+    requests = requests_from_args([h.spec for h in handles], args.base_model)
     columns = {
         "id_column": args.id_col,
         "prompt_column": args.prompt_col,
@@ -114,9 +113,8 @@ def run(args: argparse.Namespace) -> int:
     check_hub_options([args.test, args.reference], split=args.split, config=args.config, shipped=(HUMANEVAL, BUILTIN))
     test = load_problem_set(args.test, **columns)
     ref = load_problem_set(args.reference, **columns)
-    setup = setup_from_args(args)
-    roles = {f"model {i + 1}": r.model for i, r in enumerate(requests)}
-    roles.update({f"base of model {i + 1}": r.base_model for i, r in enumerate(requests) if r.base_model})
+    roles = {f"model {i + 1}": model.beside(r.model, tested=True) for i, r in enumerate(requests)}
+    roles.update({f"base of model {i + 1}": model.beside(r.base_model) for i, r in enumerate(requests) if r.base_model})
     provenance = command_provenance(args, "delta", models=roles)
 
     started = time.perf_counter()
@@ -130,15 +128,13 @@ def run(args: argparse.Namespace) -> int:
             test,
             ref,
             requests,
-            load=lambda spec: load_model_from_args(args, spec),
+            model=model,
             pairing=args.pairing,
             store=store,
             n_resamples=args.resamples,
             seed=args.seed,
             progress=bar,
-            setup=setup.to_dict(),
             provenance=provenance,
-            start_token=args.start_token,
         )
     elapsed = time.perf_counter() - started
     for w in caught:

@@ -12,13 +12,12 @@ from core.cli.common import (
     dataset_options,
     emit_json,
     limit_options,
-    load_model_from_args,
     model_options,
     open_store,
     output_options,
     print_finding,
-    setup_from_args,
     store_options,
+    tested_model,
 )
 from core.data.questions import MCQColumns, PromptLayout, parse_option_columns
 from core.engine.distributed import is_main_process
@@ -95,35 +94,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {dataset.skipped_summary()}", file=sys.stderr)
     for note in dataset.notes:
         print(f"note: {note}", file=sys.stderr)
-    setup = setup_from_args(args)
-    provenance = command_provenance(args, "mcq", models={"model": args.model})
-    loaded: list = []
-
-    def load():
-        loaded.append(load_model_from_args(args))
-        return loaded[-1]
-
+    model = tested_model(args)
+    provenance = command_provenance(args, "mcq", models={"model": model})
     started = time.perf_counter()
     with open_store(args) as store, tqdm_progress("mcq questions", unit="question") as progress:
         report, run_info, n_computed = run_stored_benchmark(
             dataset.questions,
             config,
-            load=load,
+            model=model,
             store=store,
-            model=args.model,
             benchmark=dataset.source,
             shuffle_seed=args.shuffle_seed,
             permutation=args.permutation_test,
             progress=progress,
-            setup=setup.to_dict(),
             provenance=provenance,
-            start_token=args.start_token,
         )
     elapsed = time.perf_counter() - started
     if args.export_shuffled and is_main_process():  # one writer in a distributed run
         write_jsonl(report.shuffled_questions, args.export_shuffled)
     finding = mcq_finding(report)
-    payload = {"finding": finding.to_dict(), **report.to_dict(model=args.model, benchmark=dataset.source)}
+    payload = {"finding": finding.to_dict(), **report.to_dict(model=model.spec, benchmark=dataset.source)}
     payload["seconds"] = round(elapsed, 2)
     payload["from_store"] = n_computed == 0
     if not args.no_store:
@@ -131,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     payload["provenance"] = provenance  # this call's: a run read back keeps its own in the store
     emit_json(args, payload)
     if not args.json:
-        model_line = loaded[0].describe() if loaded else f"{args.model} (read from the store)"
+        model_line = model.load().describe() if n_computed else f"{model.spec} (read from the store)"
         print_finding(finding)
         _print(payload, model_line)
     return 0

@@ -10,15 +10,14 @@ from core.cli.common import (
     dataset_options,
     emit_json,
     limit_options,
-    load_model_from_args,
     model_options,
     open_store,
     output_options,
     print_finding,
     recorded_options,
     require_positive,
-    setup_from_args,
     store_options,
+    tested_model,
 )
 from core.errors import LeakLensError
 
@@ -77,21 +76,18 @@ def run(args: argparse.Namespace) -> int:
     if dataset.skipped:
         print(f"skipped: {dataset.skipped_summary()}", file=info)
     methods = parse_methods(args.methods)
-    setup = setup_from_args(args)
-    with open_store(args) as store, tqdm_progress(f"scoring with {args.model}", unit="text") as progress:
+    model = tested_model(args)
+    with open_store(args) as store, tqdm_progress(f"scoring with {model.spec}", unit="text") as progress:
         result = run_membership_benchmark(
             dataset,
-            args.model,
+            model,
             methods,
             store=store,
             batch_size=args.batch_size,
             reference_model=args.reference_model,
             max_tokens=args.max_tokens,
             progress=progress,
-            load_model=lambda spec: load_model_from_args(args, spec),
-            setup=setup,
             options=recorded_options(args),
-            start_token=args.start_token,
         )
         store_path = "none (--no-store)" if args.no_store else str(store.path)
     origin = "from the store" if result.from_store else f"{result.n_computed} texts scored"

@@ -10,7 +10,7 @@ the stored scores whenever it is opened.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,9 +26,9 @@ from core.dataset_inference.statistic import (
     dataset_inference,
     texts_for_power,
 )
+from core.engine.handle import ModelHandle
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import MAX_KGRAM
-from core.engine.setup import ScoringSetup
 from core.errors import DataError, LeakLensError
 from core.membership.benchmark import (
     DEFAULT_BATCH_SIZE,
@@ -147,17 +147,14 @@ def infer_from_scores(
 def run_dataset_inference(
     suspect: TextSet,
     validation: TextSet,
-    model_spec: str,
+    model: ModelHandle,
     methods: Sequence[Method] | None = None,
     *,
     n_splits: int = DEFAULT_SPLITS,
     seed: int = DEFAULT_SEED,
     store: ResultStore | None = None,
     progress: ProgressCallback | None = None,
-    load_model: Callable[[str], Any] | None = None,
-    setup: ScoringSetup | None = None,
     options: Mapping[str, Any] | None = None,
-    start_token: str | None = None,
     max_tokens: int | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> DatasetInference:
@@ -168,14 +165,11 @@ def run_dataset_inference(
     store = store or ResultStore()
     scores = run_membership_benchmark(
         inference_dataset(suspect, validation),
-        model_spec,
+        model,
         methods,
         store=store,
         progress=progress,
-        load_model=load_model,
-        setup=setup,
         options=options,
-        start_token=start_token,
         max_tokens=max_tokens,
         batch_size=batch_size,
     )
@@ -183,7 +177,7 @@ def run_dataset_inference(
     key = {"scores_run": scores.run_id, "n_splits": n_splits, "seed": seed}
     meta = {
         "dataset": f"{suspect.name} vs {validation.name}",
-        "model": model_spec,
+        "model": model.spec,
         "n_total": 0,
         "suspect": suspect.name,
         "validation": validation.name,

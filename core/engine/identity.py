@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from core.config import cache_dir
-from core.engine.served import is_served_spec, served_model
 from core.errors import OutputError
 from core.files.outputs import write_atomic
 
@@ -29,8 +28,6 @@ def model_identity(spec: str, revision: str | None = None) -> dict[str, Any]:
     from core.engine.bundled import BUNDLED_MODELS, TINY_RANDOM
 
     spec = spec.strip()
-    if is_served_spec(spec):
-        return served_model(spec).identity()
     if spec == TINY_RANDOM:
         return {"kind": "bundled", "name": spec, "weights": "random, seed 0"}
     if spec in BUNDLED_MODELS:
@@ -120,14 +117,3 @@ def _save_hash_cache(cache: dict[str, dict[str, Any]]) -> None:
         write_atomic(_cache_path(), json.dumps(cache))
     except OutputError:
         pass  # a cache: the next run hashes the weights again
-
-
-def model_key(spec: str, *, revision: str | None = None, start_token: str | None = None) -> dict[str, str]:
-    """The part of a run key that says which model scored: spec, weights' identity and start token."""
-    from core.engine.models import planned_start_token
-
-    return {
-        "model": spec,
-        "model_identity": identity_digest(model_identity(spec, revision)),
-        "start_token": planned_start_token(spec, override=start_token, revision=revision),
-    }

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 import torch
 from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
@@ -35,7 +35,6 @@ from core.engine.bundled import (
 from core.engine.capabilities import ALL_CAPABILITIES
 from core.engine.hub import from_local_or_hub, from_pretrained, shorten
 from core.engine.memory import keep_freed_memory
-from core.engine.served import ServedModel, is_served_spec, served_model
 from core.engine.setup import DTYPES
 from core.engine.start_token import START_TOKEN_RULE, choose_start_token, token_id_of
 from core.errors import ModelLoadError
@@ -149,13 +148,6 @@ def default_device() -> tuple[torch.device, torch.dtype]:
     if torch.cuda.is_available():
         return torch.device("cuda"), torch.bfloat16
     return torch.device("cpu"), torch.float32
-
-
-def load_scoring_model(spec: str, **options: Any) -> LoadedModel | ServedModel:
-    """The model source ``spec`` names: a connected served model (``served:NAME@URL``), else ``load_model``."""
-    if is_served_spec(spec):
-        return served_model(spec)
-    return load_model(spec, **options)
 
 
 def load_model(
@@ -314,8 +306,6 @@ def planned_start_token(spec: str, *, override: str | None = None, revision: str
     if override:
         return override
     spec = spec.strip()
-    if is_served_spec(spec):
-        return served_model(spec).start_token
     if spec == TINY_RANDOM:
         return BUNDLED_MODELS["smollm2-135m"].start_token
     if spec in BUNDLED_MODELS:

@@ -92,10 +92,6 @@ def _server_root(base: str) -> str:
     return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
-def is_served_spec(spec: str) -> bool:
-    return spec.strip().startswith(SERVED_PREFIX)
-
-
 @dataclass(eq=False)
 class ServedModel:
     """A connected served model: what it is, what it can compute, and the requests that score with it."""
@@ -442,12 +438,8 @@ def _error_text(payload: bytes) -> str:
 
 
 # -- connecting ------------------------------------------------------------------------------------
-_CONNECTED: dict[str, ServedModel] = {}
-_LOCK = threading.Lock()
-
-
 def connect(endpoint: Endpoint) -> ServedModel:
-    """Reach the server, pick the model, learn what it can compute, and register it under its spec."""
+    """Reach the server, pick the model and learn what it can compute (``handle.served_handle`` wraps it)."""
     if endpoint.concurrency < 1:
         raise LeakLensError(f"--concurrency must be at least 1, got {endpoint.concurrency}.")
     if not 0 < endpoint.timeout_s < math.inf:
@@ -486,17 +478,6 @@ def connect(endpoint: Endpoint) -> ServedModel:
         _check_tokenizers_agree(model)
     model.start_token_id, model.start_token = _start_token(model, endpoint.start_token)
     model.capabilities = _probe_capabilities(model)
-    with _LOCK:
-        _CONNECTED[model.spec] = model
-    return model
-
-
-def served_model(spec: str) -> ServedModel:
-    """The connected model registered under ``spec``."""
-    with _LOCK:
-        model = _CONNECTED.get(spec.strip())
-    if model is None:
-        raise ServedModelError(f"{spec} is not connected: give its --endpoint (or press Check connection).")
     return model
 
 

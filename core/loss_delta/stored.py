@@ -9,12 +9,12 @@ once, and an interrupted run resumes batch by batch (through the one run loop, `
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
 from core.data.fingerprint import fingerprint_rows
 from core.data.problems import ProblemSet
-from core.engine.identity import model_identity, model_key
+from core.engine.handle import ModelHandle
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET, ScoringModel
 from core.loss_delta.losses import ProblemLoss, solution_losses
@@ -32,48 +32,41 @@ def problem_set_fingerprint(problems: ProblemSet) -> str:
     return fingerprint_rows((p.task_id, p.prompt, p.solution) for p in problems.problems)
 
 
-def problem_run_key(
-    spec: str, problems: ProblemSet, revision: str | None = None, start_token: str | None = None
-) -> dict[str, Any]:
+def problem_run_key(model: ModelHandle, problems: ProblemSet) -> dict[str, Any]:
     """The store key of one model's losses on one problem set: the same weights, start token and problems."""
-    key = model_key(spec, revision=revision, start_token=start_token)
-    return {**key, "problems": problem_set_fingerprint(problems)}
+    return {**model.key, "problems": problem_set_fingerprint(problems)}
 
 
 def stored_set_losses(
-    spec: str,
+    model: ModelHandle,
     problems: ProblemSet,
     *,
     role: str,
-    get_model: Callable[[], ScoringModel],
     store: ResultStore,
     batch_size: int = DEFAULT_BATCH_SIZE,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
     progress: ProgressCallback | None = None,
-    setup: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
-    start_token: str | None = None,
 ) -> tuple[ProblemLoss, ...]:
-    """Losses of ``spec`` on ``problems``, read from the store where present and scored (and stored) otherwise.
+    """Losses of ``model`` on ``problems``, read from the store where present and scored (and stored) otherwise.
 
-    ``get_model()`` is called only when something is left to score. ``setup`` (device, dtype, revision)
-    is checked against a stored run's before anything is added to it.
+    The model is loaded only when something is left to score. Its setup (device, dtype, revision) is checked
+    against a stored run's before anything is added to it.
     """
-    revision = (setup or {}).get("revision")
-    key = problem_run_key(spec, problems, revision, start_token)
+    key = problem_run_key(model, problems)
     meta = run_meta(
         dataset=problems.name,
-        model=spec,
+        model=model.spec,
         n_total=len(problems),
         task="loss-delta",
         provenance=provenance,
         role=role,
-        model_identity=model_identity(spec, revision),
+        model_identity=model.identity,
     )
 
-    def score(model: ScoringModel, positions: list[int]) -> list[SampleRow]:
+    def score(lm: ScoringModel, positions: list[int]) -> list[SampleRow]:
         chunk = [problems.problems[i] for i in positions]
-        losses = solution_losses(model, chunk, token_budget=token_budget)
+        losses = solution_losses(lm, chunk, token_budget=token_budget)
         return [SampleRow(x.task_id, None, {LOSS_KEY: x.loss}, {"n_tokens": x.n_tokens}) for x in losses]
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
@@ -82,9 +75,9 @@ def stored_set_losses(
 
     stored = run_stored(
         store,
-        RunRequest(KIND, key, meta, setup),
+        RunRequest(KIND, key, meta, model.setup.to_dict()),
         problems.ids,
-        load=get_model,
+        load=model.load,
         score=score,
         summarise=summarise,
         batch_size=batch_size,

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.data.fingerprint import fingerprint_rows
 from core.data.questions import MCQuestion, PromptLayout
-from core.engine.identity import model_key
+from core.engine.handle import ModelHandle
 from core.engine.model_source import ScoringModel
 from core.engine.progress import ProgressCallback
 from core.errors import LeakLensError
@@ -47,18 +47,16 @@ def benchmark_fingerprint(questions: Sequence[MCQuestion]) -> str:
 
 
 def mcq_run_key(
-    model: str,
+    model: ModelHandle,
     questions: Sequence[MCQuestion],
     config: MCQConfig,
     *,
     shuffle_seed: int,
     permutation: bool,
-    revision: str | None = None,
-    start_token: str | None = None,
 ) -> dict[str, Any]:
     """What identifies an MCQ run: model weights and start token, benchmark content, every probe setting."""
     return {
-        **model_key(model, revision=revision, start_token=start_token),
+        **model.key,
         "benchmark": benchmark_fingerprint(questions),
         "cut": config.cut,
         "metric": config.metric,
@@ -74,34 +72,23 @@ def run_stored_benchmark(
     questions: Sequence[MCQuestion],
     config: MCQConfig,
     *,
-    load: Callable[[], ScoringModel],
+    model: ModelHandle,
     store: ResultStore,
-    model: str,
     benchmark: str,
     shuffle_seed: int = 0,
     permutation: bool = False,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: ProgressCallback | None = None,
-    setup: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
-    start_token: str | None = None,
 ) -> tuple[MCQReport, RunInfo, int]:
     """The study through the store: (report, finished run, questions measured by this call).
 
-    ``load()`` is called only when questions are left to measure; ``progress`` counts questions.
+    The model is loaded only when questions are left to measure; ``progress`` counts questions.
     """
     shuffled = shuffle_questions(questions, shuffle_seed)
-    key = mcq_run_key(
-        model,
-        questions,
-        config,
-        shuffle_seed=shuffle_seed,
-        permutation=permutation,
-        revision=(setup or {}).get("revision"),
-        start_token=start_token,
-    )
+    key = mcq_run_key(model, questions, config, shuffle_seed=shuffle_seed, permutation=permutation)
     meta = run_meta(
-        dataset=benchmark, model=model, n_total=len(questions), task="mcq-memorization", provenance=provenance
+        dataset=benchmark, model=model.spec, n_total=len(questions), task="mcq-memorization", provenance=provenance
     )
     order = longest_options_first(questions)
 
@@ -113,16 +100,16 @@ def run_stored_benchmark(
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
         report = _report_from_samples(questions, shuffled, samples, config, shuffle_seed)
-        payload = report.to_dict(model=model, benchmark=benchmark)
+        payload = report.to_dict(model=model.spec, benchmark=benchmark)
         payload.pop("questions")
         return payload
 
     ids = [str(questions[i].index) for i in order]
     outcome = run_stored(
         store,
-        RunRequest(KIND, key, meta, setup),
+        RunRequest(KIND, key, meta, model.setup.to_dict()),
         ids,
-        load=load,
+        load=model.load,
         score=score,
         summarise=summarise,
         batch_size=batch_size,

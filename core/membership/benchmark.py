@@ -19,10 +19,9 @@ from typing import Any
 
 from core.data.labelled import LabelledDataset
 from core.data.tables import display_name as dataset_display_name
-from core.engine.identity import identity_digest, model_identity
-from core.engine.models import planned_start_token
+from core.engine.handle import ModelHandle
+from core.engine.identity import identity_digest
 from core.engine.progress import ProgressCallback
-from core.engine.setup import ScoringSetup, resolve_setup
 from core.errors import DataError, LeakLensError
 from core.methods import Method, default_methods, score_all
 from core.methods.reference import ReferenceModel
@@ -189,7 +188,7 @@ def resolve_methods(methods: Sequence[Method] | None, reference_model: str | Non
 
 def run_membership_benchmark(
     dataset: LabelledDataset,
-    model_spec: str,
+    model: ModelHandle,
     methods: Sequence[Method] | None = None,
     *,
     store: ResultStore | None = None,
@@ -197,36 +196,28 @@ def run_membership_benchmark(
     reference_model: str | None = None,
     max_tokens: int | None = None,
     progress: ProgressCallback | None = None,
-    load_model: Callable[[str], Any] | None = None,
-    setup: ScoringSetup | None = None,
     options: Mapping[str, Any] | None = None,
-    start_token: str | None = None,
 ) -> BenchmarkResult:
-    """Score ``dataset`` under ``model_spec`` with ``methods``, resuming from and writing to ``store``.
+    """Score ``dataset`` under ``model`` with ``methods``, resuming from and writing to ``store``.
 
-    ``load_model(spec)`` is called only when samples remain to be scored (pages pass their cached loader);
-    it must load under ``setup`` (default: this machine's automatic choice). ``progress(done, total)``
-    counts samples, including those already stored. ``options`` are recorded in the run's provenance.
-    ``start_token`` overrides the start-token rule for the target model (the reference model keeps its own).
+    The model is loaded only when samples remain to be scored. ``progress(done, total)`` counts samples,
+    including those already stored. ``options`` are recorded in the run's provenance. A reference model loads
+    beside ``model`` (same setup and loader) with its own start-token rule.
     """
-    model_spec = (model_spec or "").strip()
-    if not model_spec:
-        raise LeakLensError("No model given: pass a bundled name, a local directory or a hub id.")
     started = time.perf_counter()
     store = store or ResultStore()
-    setup = setup or resolve_setup()
-    chosen, left_out = supported_methods(model_spec, resolve_methods(methods, reference_model))
-    planned = planned_start_token(model_spec, override=start_token, revision=setup.revision)
-    identities = {"model": {**model_identity(model_spec, setup.revision), "start_token": planned}}
-    references = [m.reference.strip() for m in chosen if isinstance(m, ReferenceModel)]
+    setup = model.setup
+    chosen, left_out = supported_methods(model, resolve_methods(methods, reference_model))
+    identities = {"model": model.recorded_identity}
+    references = [model.beside(m.reference) for m in chosen if isinstance(m, ReferenceModel)]
     if references:
-        identities["reference"] = {**model_identity(references[0]), "start_token": planned_start_token(references[0])}
-    key = run_key(dataset, model_spec, chosen, max_tokens, identities["model"], planned)
+        identities["reference"] = references[0].recorded_identity
+    key = run_key(dataset, model.spec, chosen, max_tokens, model.identity, model.start_token)
     if "reference" in identities:
         key["reference_identity"] = identity_digest(identities["reference"])
     meta = run_meta(
         dataset=dataset_display_name(dataset.source),
-        model=model_spec,
+        model=model.spec,
         n_total=dataset.n,
         provenance=build_provenance(
             command="mia", options=dict(options or {}), models=identities, setup=setup.to_dict()
@@ -240,11 +231,10 @@ def run_membership_benchmark(
         skipped=dataset.skipped_summary(),
         model_identity=identities["model"],
     )
-    loader = load_model or (lambda spec: _default_loader(spec, setup, start_token, model_spec))
     truncated = [0, 0]  # cut at all, cut at max_tokens
 
     def load() -> tuple[Any, Any]:
-        return loader(model_spec), _reference_lm(chosen, loader)
+        return model.load(), _reference_lm(chosen, model)
 
     def score(models: tuple[Any, Any], positions: list[int]) -> list[SampleRow]:
         rows, n_truncated, n_cut = _score_batch(models[0], models[1], dataset, positions, chosen, max_tokens)
@@ -253,7 +243,7 @@ def run_membership_benchmark(
         return rows
 
     def summarise(samples: list[SampleRow]) -> dict[str, Any]:
-        return _summary(_evaluate(dataset, run_id_for(KIND, key), model_spec, chosen, samples))
+        return _summary(_evaluate(dataset, run_id_for(KIND, key), model.spec, chosen, samples))
 
     outcome = run_stored(
         store,
@@ -295,23 +285,11 @@ def same_call_provenance(now: dict[str, Any], stored_meta: dict[str, Any]) -> di
     return stored if same else dict(now)
 
 
-def _default_loader(spec: str, setup: ScoringSetup, start_token: str | None, target: str):
-    from core.engine.models import load_scoring_model
-
-    return load_scoring_model(
-        spec,
-        device=setup.device,
-        dtype=setup.torch_dtype,
-        revision=setup.revision,
-        start_token=start_token if spec == target else None,
-    )
-
-
-def _reference_lm(methods: Sequence[Method], loader: Callable[[str], Any]):
+def _reference_lm(methods: Sequence[Method], model: ModelHandle):
     specs = {m.reference.strip() for m in methods if isinstance(m, ReferenceModel)}
     if len(specs) > 1:
         raise LeakLensError(f"One run can use one reference model; got {', '.join(sorted(specs))}.")
-    return loader(specs.pop()) if specs else None
+    return model.beside(specs.pop()).load() if specs else None
 
 
 def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], methods, max_tokens):

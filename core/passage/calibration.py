@@ -23,10 +23,9 @@ from typing import Any
 from core.config import ASSETS_DIR
 from core.data.fingerprint import fingerprint_rows
 from core.data.tables import load_rows
-from core.engine.identity import model_identity, model_key
+from core.engine.handle import ModelHandle
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import ScoringModel
-from core.engine.setup import ScoringSetup, resolve_setup
 from core.errors import DataError, LeakLensError
 from core.membership.benchmark import SCORE_DEFINITIONS
 from core.methods import Method, default_methods, score_all
@@ -145,13 +144,7 @@ def fresh_methods() -> list[Method]:
     return [m for m in default_methods() if m.kgram_needed == 0 and not m.needs] + [Extraction()]
 
 
-def fresh_run_key(
-    spec: str,
-    passages: Sequence[FreshPassage],
-    methods: Sequence[Method],
-    setup: ScoringSetup,
-    start_token: str | None = None,
-) -> dict[str, Any]:
+def fresh_run_key(model: ModelHandle, passages: Sequence[FreshPassage], methods: Sequence[Method]) -> dict[str, Any]:
     """Store key of one model's scores on one fresh set: weights, start token, precision, passages, methods.
 
     Device and dtype are part of the key (not only the recorded setup), so scoring on a GPU in bfloat16
@@ -159,12 +152,12 @@ def fresh_run_key(
     with passages scored exactly as it was.
     """
     return {
-        **model_key(spec, revision=setup.revision, start_token=start_token),
+        **model.key,
         "passages": fresh_set_fingerprint(passages),
         "methods": sorted(m.key for m in methods),
         "score_definitions": SCORE_DEFINITIONS,
-        "device": setup.device,
-        "dtype": setup.dtype,
+        "device": model.setup.device,
+        "dtype": model.setup.dtype,
     }
 
 
@@ -197,27 +190,23 @@ _LENGTHS_LOCK = threading.Lock()
 
 
 def stored_fresh_calibration(
-    spec: str,
+    model: ModelHandle,
     *,
-    get_model: Callable[[], ScoringModel],
     store: ResultStore | None = None,
-    setup: ScoringSetup | None = None,
     passages: Sequence[FreshPassage] | None = None,
     methods: Sequence[Method] | None = None,
-    start_token: str | None = None,
     batch_size: int = DEFAULT_FRESH_BATCH_SIZE,
     progress: ProgressCallback | None = None,
     options: Mapping[str, Any] | None = None,
     only: Sequence[int] | Callable[[Sequence[FreshPassage]], Sequence[int]] | None = None,
     shipped: bool = True,
 ) -> FreshCalibration:
-    """``spec``'s scores on the fresh passages: read from the store, scored (and stored) only when missing.
+    """``model``'s scores on the fresh passages: read from the store, scored (and stored) only when missing.
 
-    ``get_model()`` is called at most once, and only when a passage is left to score: pages pass their
-    cached model, which must be loaded under ``setup`` (default: this machine's automatic choice) and
-    ``start_token``. ``passages`` and ``methods`` default to the shipped set and ``fresh_methods()``.
-    With ``shipped``, scores shipped for exactly this key (``core.passage.shipped_calibration``) are
-    copied into the store first, so the bundled model needs no pass at all. ``only``: the positions to have
+    The model is loaded only when a passage is left to score. ``passages`` and ``methods`` default to the
+    shipped set and ``fresh_methods()``. With ``shipped``, scores shipped for exactly this key
+    (``core.passage.shipped_calibration``) are copied into the store first, so the bundled model needs no pass
+    at all. ``only``: the positions to have
     scored now, in order (``passage_finding.fresh_positions_for``), or a function of the passages giving
     them, called only when the set is not already complete in the store (it may tokenize them all); the
     calibration then holds every passage stored so far, and ``complete`` says whether that is the whole set.
@@ -225,21 +214,18 @@ def stored_fresh_calibration(
     from core.engine.scoring import score_texts
     from core.passage.shipped_calibration import seed_from_shipped
 
-    spec = (spec or "").strip()
-    if not spec:
-        raise LeakLensError("No model given: pass a bundled name, a local directory or a hub id.")
-    setup = setup or resolve_setup()
-    chosen, _ = supported_methods(spec, fresh_methods() if methods is None else list(methods))
+    setup = model.setup
+    chosen, _ = supported_methods(model, fresh_methods() if methods is None else list(methods))
     if not chosen:
         raise LeakLensError("No method to score the fresh passages with.")
     rows = tuple(passages) if passages is not None else load_fresh_passages()
     if not rows:
         raise DataError("The fresh calibration set is empty.")
-    key = fresh_run_key(spec, rows, chosen, setup, start_token)
-    identity = {**model_identity(spec, setup.revision), "start_token": key["start_token"]}
+    key = fresh_run_key(model, rows, chosen)
+    identity = model.recorded_identity
     meta = run_meta(
         dataset=FRESH_SET_NAME,
-        model=spec,
+        model=model.spec,
         n_total=len(rows),
         task="fresh calibration",
         provenance=build_provenance(
@@ -252,14 +238,14 @@ def stored_fresh_calibration(
     plain = [m for m in chosen if not isinstance(m, Extraction)]
     extractions = [m for m in chosen if isinstance(m, Extraction)]
 
-    def score(model: ScoringModel, positions: list[int]) -> list[SampleRow]:
+    def score(lm: ScoringModel, positions: list[int]) -> list[SampleRow]:
         texts = [rows[i].text for i in positions]
-        records = score_texts(model, texts, kgram_max=0)
-        aux = compute_auxiliary(model, texts, plain, records)
+        records = score_texts(lm, texts, kgram_max=0)
+        aux = compute_auxiliary(lm, texts, plain, records)
         scores = [dict(score_all(plain, rec, a)) for rec, a in zip(records, aux, strict=True)]
         summaries: list[dict[str, Any]] = [{"n_tokens": rec.n_tokens, "loss": rec.loss} for rec in records]
         for method in extractions:
-            for i, (continuation,) in enumerate(extract(model, records, (method.fraction,))):
+            for i, (continuation,) in enumerate(extract(lm, records, (method.fraction,))):
                 scores[i][method.key] = extraction_score(continuation)
                 if continuation is not None and method.key == EXTRACTION_KEY:
                     summaries[i]["continuation"] = continuation_digest(continuation.generated_ids)
@@ -283,7 +269,7 @@ def stored_fresh_calibration(
         store,
         request,
         ids,
-        load=get_model,
+        load=model.load,
         score=score,
         summarise=summarise,
         batch_size=batch_size,
@@ -296,7 +282,7 @@ def stored_fresh_calibration(
     ordered = [by_id[p.id] for p in held]
     source = "shipped" if seeded is not None else ("scored" if outcome.n_computed else "store")
     return FreshCalibration(
-        model=spec,
+        model=model.spec,
         run_id=outcome.run.run_id,
         ids=tuple(p.id for p in held),
         n_tokens=tuple(int(s.summary["n_tokens"]) for s in ordered),

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from core.engine.handle import ModelHandle
 from core.engine.progress import ProgressCallback
 from core.engine.records import scored_text
 from core.engine.scoring import ScoringModel
-from core.engine.setup import ScoringSetup
 from core.errors import LeakLensError
 from core.methods import Method, default_methods, parse_methods
 from core.methods.support import supported_methods
@@ -48,12 +48,10 @@ def inspection_methods(lm: ScoringModel, asked: Sequence[Method] | None) -> tupl
 
 
 def inspect_passage(
-    lm: ScoringModel,
+    model: ModelHandle,
     passages: Sequence[tuple[str, str]],
     *,
     store: ResultStore,
-    setup: ScoringSetup,
-    start_token: str | None = None,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
     methods: Sequence[Method] | None = None,
     with_kgrams: bool = True,
@@ -64,7 +62,7 @@ def inspect_passage(
     on_scored: Callable[[InspectResult], None] | None = None,
     verdicts_from: InspectResult | None = None,
 ) -> InspectResult:
-    """Inspect ``(name, text)`` passages under ``lm`` (loaded under ``setup`` and ``start_token``).
+    """Inspect ``(name, text)`` passages under ``model`` (loaded here on first use).
 
     ``with_kgrams=False`` is the fast first view (no k-gram pass); ``kgram_columns=False`` keeps only the k-gram
     columns the methods need (no display of the others). ``judge=False`` stops after the passages'
@@ -74,6 +72,7 @@ def inspect_passage(
     passages' own result stands without it.
     """
     stage = progress or (lambda _: None)
+    lm = model.load()
     chosen, left_out = inspection_methods(lm, methods)
     found = inspect_passages(
         lm,
@@ -108,35 +107,29 @@ def inspect_passage(
             on_scored(result)
         if not judge:
             return result
-        result = _judged(
-            lm, result, store=store, setup=setup, start_token=start_token, extraction=extraction, stage=stage
-        )
+        result = _judged(model, result, store=store, extraction=extraction, stage=stage)
     if len(result.verdicts) != len(result.passages):
         return result  # not placed (the reason is in placement_error): nothing to keep
-    run = store_inspection(store, result, revision=setup.revision, start_token=start_token)
+    run = store_inspection(store, result, model)
     return replace(result, run_id=run.run_id)
 
 
 def _judged(
-    lm: ScoringModel,
+    model: ModelHandle,
     result: InspectResult,
     *,
     store: ResultStore,
-    setup: ScoringSetup,
-    start_token: str | None,
     extraction: bool,
     stage: ProgressFor,
 ) -> InspectResult:
     """Each passage among the fresh passages of its length (nearest in length first; only those, for a model
     whose scores are neither shipped nor stored), and its first half continued by the model."""
+    lm = model.load()
     wanted = [(p.analysis.records.n_tokens, guess_group(scored_text(p.analysis.records))) for p in result.passages]
     try:
         calibration = stored_fresh_calibration(
-            lm.spec,
-            get_model=lambda: lm,
+            model,
             store=store,
-            setup=setup,
-            start_token=start_token,
             progress=stage(FRESH),
             only=lambda rows: fresh_positions_for(lm, rows, wanted),
         )

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from core.data.fingerprint import fingerprint_rows
-from core.engine.identity import model_key
+from core.engine.handle import ModelHandle
 from core.engine.records import TokenRecords
 from core.errors import LeakLensError
 from core.methods.analysis import PassageAnalysis
@@ -38,10 +38,10 @@ FORMAT = 1
 """Part of the run key: raised when the stored summary's layout changes, so an old one is never misread."""
 
 
-def inspection_key(result: InspectResult, *, revision: str | None, start_token: str | None) -> dict[str, Any]:
+def inspection_key(result: InspectResult, model: ModelHandle) -> dict[str, Any]:
     """What names a stored inspection: the model (weights and start token), the passages and the token limit."""
     return {
-        **model_key(result.model, revision=revision, start_token=start_token),
+        **model.key,
         "passages": fingerprint_rows(result.asked),
         "max_tokens": result.max_tokens,
         "format": FORMAT,
@@ -92,14 +92,12 @@ def _summary(result: InspectResult) -> dict[str, Any]:
     )
 
 
-def store_inspection(
-    store: ResultStore, result: InspectResult, *, revision: str | None = None, start_token: str | None = None
-) -> RunInfo:
+def store_inspection(store: ResultStore, result: InspectResult, model: ModelHandle) -> RunInfo:
     """Keep a judged inspection as a finished run (the stored one when the same inspection was kept before) and
     return it."""
     if not result.judged or len(result.verdicts) != len(result.passages):
         raise LeakLensError("Only an inspection with a verdict for every passage can be stored.")
-    key = inspection_key(result, revision=revision, start_token=start_token)
+    key = inspection_key(result, model)
     meta = {"dataset": data_label(result), "model": result.model, "n_total": len(result.passages)}
     run = store.get_or_create_run(KIND, key, meta)
     if run.finished and (run.summary or {}).get("complete", False) >= result.complete:

@@ -14,6 +14,7 @@ from core.benchmark_order.examples import render_examples
 from core.benchmark_order.run import run_order_test
 from core.benchmark_order.settings import OrderSettings
 from core.data.tables import load_rows
+from core.engine.handle import resolve_model
 from core.engine.models import load_model
 from core.stats.finding import EXPOSURE_LEVELS
 from core.store.results import ResultStore
@@ -30,7 +31,11 @@ def _test(spec_or_lm, path, shards: int = SHARDS):
     examples = render_examples(load_rows(str(path)), TEMPLATE)
     lm = load_model(spec_or_lm) if isinstance(spec_or_lm, str) else spec_or_lm
     return run_order_test(
-        examples, OrderSettings(shards=shards), model=lm.spec, load=lambda: lm, store=ResultStore(), batch_size=10
+        examples,
+        OrderSettings(shards=shards),
+        model=resolve_model(lm.spec, loader=lambda _: lm),
+        store=ResultStore(),
+        batch_size=10,
     )
 
 
@@ -71,6 +76,10 @@ def test_the_readmes_example_on_the_random_weight_model_reads_no_evidence(tiny_l
     """``order-test --model tiny-random --dataset demo:mcq --shards 8``: p 0.046, 95% interval -0.011 to +0.110."""
     examples = render_examples(load_rows("demo:mcq"))
     run = run_order_test(
-        examples, OrderSettings(shards=8), model=tiny_lm.spec, load=lambda: tiny_lm, store=ResultStore(), batch_size=10
+        examples,
+        OrderSettings(shards=8),
+        model=resolve_model(tiny_lm.spec, loader=lambda _: tiny_lm),
+        store=ResultStore(),
+        batch_size=10,
     )
     assert run.finding.level not in EXPOSURE_LEVELS, run.finding.headline

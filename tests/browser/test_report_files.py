@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from core.config import SHARED_DATA_DIR
+from core.engine.handle import resolve_model
 from tests.viz.test_report_kinds import build_leakage_report, build_overlap_outcome, build_passage_report
 
 pytestmark = pytest.mark.browser
@@ -43,29 +44,36 @@ def _stored_reports(tiny_lm, tmp_path) -> dict[str, str]:
     store = ResultStore(tmp_path / "results.sqlite")
     dataset = load_labelled_dataset(str(DATA / "wikimia_length128.parquet"), limit=24)
     run_membership_benchmark(
-        dataset, "tiny-random", parse_methods(["loss", "zlib", "min_k"]), store=store, load_model=lambda spec: tiny_lm
+        dataset,
+        resolve_model("tiny-random", loader=lambda spec: tiny_lm),
+        parse_methods(["loss", "zlib", "min_k"]),
+        store=store,
     )
     questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=4).questions
     run_stored_benchmark(
         questions,
         MCQConfig(),
-        load=lambda: tiny_lm,
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
         store=store,
-        model="tiny-random",
         benchmark="mmlu_sample.jsonl",
         permutation=True,
     )
     ref = ProblemSet("fresh set", builtin_problems(limit=16).problems[8:], True)
-    run_leakage_test(builtin_problems(limit=8), ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm, store=store)
+    run_leakage_test(
+        builtin_problems(limit=8),
+        ref,
+        [ModelRequest("tiny-random")],
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
+        store=store,
+    )
     wikimia = str(DATA / "wikimia_length128.parquet")
     run_dataset_inference(
         load_text_set(wikimia, where=("label", "1"), limit=40),
         load_text_set(wikimia, where=("label", "0"), limit=40),
-        "tiny-random",
+        resolve_model("tiny-random", loader=lambda spec: tiny_lm),
         parse_methods(["loss", "zlib", "min_k"]),
         n_splits=5,
         store=store,
-        load_model=lambda spec: tiny_lm,
     )
     return {
         kind: stored_runs_report(store, store.list_runs(kind))

@@ -14,6 +14,7 @@ from core.data.labelled import load_labelled_dataset
 from core.data.problems import ProblemSet, builtin_problems
 from core.data.text_sets import load_text_set
 from core.dataset_inference.run import run_dataset_inference
+from core.engine.handle import resolve_model
 from core.loss_delta.delta import ModelRequest
 from core.loss_delta.run import run_leakage_test
 from core.membership.benchmark import run_membership_benchmark
@@ -50,16 +51,17 @@ def results_app_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
     methods = parse_methods(["loss", "zlib", "min_k:k=20", "min_k_pp:k=20"])
     for name in ("wikimia_length128.parquet", "booktection_sample.csv"):
         dataset = load_labelled_dataset(str(DATA / name), limit=24)
-        run_membership_benchmark(dataset, "tiny-random", methods, store=store, load_model=lambda spec: tiny_lm)
+        run_membership_benchmark(
+            dataset, resolve_model("tiny-random", loader=lambda spec: tiny_lm), methods, store=store
+        )
     wikimia = str(DATA / "wikimia_length128.parquet")
     run_dataset_inference(
         load_text_set(wikimia, where=("label", "1"), limit=16),
         load_text_set(wikimia, where=("label", "0"), limit=16),
-        "tiny-random",
+        resolve_model("tiny-random", loader=lambda spec: tiny_lm),
         parse_methods(["loss", "zlib"]),
         n_splits=3,
         store=store,
-        load_model=lambda spec: tiny_lm,
     )
     time.sleep(0.05)
     assert (
@@ -178,7 +180,7 @@ def delta_results_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
         builtin_problems(limit=10),
         ref,
         [ModelRequest("tiny-random")],
-        load=lambda _: tiny_lm,
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
         store=ResultStore(store_path),
     )
     with streamlit_server(tmp_path_factory.mktemp("browser_results_delta_log"), LEAKLENS_STORE=str(store_path)) as url:
@@ -306,9 +308,8 @@ def test_mcq_report_from_the_store_opens_offline(tiny_lm, browser_page, screensh
     _, run, _ = run_stored_benchmark(
         questions,
         MCQConfig(),
-        load=lambda: tiny_lm,
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
         store=store,
-        model="tiny-random",
         benchmark="mmlu_sample",
         shuffle_seed=1,
         permutation=True,

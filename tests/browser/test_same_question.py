@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from core.data.labelled import load_labelled_dataset
+from core.engine.handle import resolve_model
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.store.results import ResultStore
@@ -24,10 +25,9 @@ def asked_twice_url(tmp_path_factory, tiny_lm) -> Iterator[str]:
     for limit, methods in ((8, ["loss"]), (16, ["loss", "zlib", "min_k:k=20"])):
         run_membership_benchmark(
             load_labelled_dataset("demo:famous-vs-fresh", limit=limit),
-            "tiny-random",
+            resolve_model("tiny-random", loader=lambda spec: tiny_lm),
             parse_methods(methods),
             store=ResultStore(store_path),
-            load_model=lambda spec: tiny_lm,
         )
     with streamlit_server(tmp_path_factory.mktemp("browser_same_question_log"), LEAKLENS_STORE=str(store_path)) as url:
         yield url

@@ -9,6 +9,7 @@ import pytest
 
 from core.cli import main
 from core.config import PROJECT_ROOT, SHARED_DATA_DIR
+from core.engine.handle import resolve_model
 from core.store.results import FINISHED, ResultStore
 
 DATA = SHARED_DATA_DIR
@@ -208,12 +209,11 @@ def test_resuming_under_another_dtype_is_refused(tmp_path, capsys):
     with pytest.raises(Stop):
         run_membership_benchmark(
             dataset,
-            "tiny-random",
+            resolve_model("tiny-random", setup=resolve_setup("cpu", "float32")),
             parse_methods(["loss"]),
             store=ResultStore(store_path),
             batch_size=2,
             progress=stop_after_first_batch,
-            setup=resolve_setup("cpu", "float32"),
         )
     (run,) = ResultStore(store_path).list_runs("mia")
     assert not run.finished

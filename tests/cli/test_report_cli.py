@@ -12,6 +12,7 @@ from core.cli import main
 from core.config import SHARED_DATA_DIR
 from core.data.labelled import load_labelled_dataset
 from core.data.questions import load_mcq
+from core.engine.handle import resolve_model
 from core.mcq.completion import MCQConfig
 from core.mcq.finding import mcq_finding
 from core.mcq.stored import run_stored_benchmark
@@ -31,15 +32,14 @@ def stored(tmp_path_factory, tiny_lm):
     store = ResultStore(path)
     dataset = load_labelled_dataset(str(DATA / "wikimia_length128.parquet"), limit=12)
     membership = run_membership_benchmark(
-        dataset, "tiny-random", parse_methods(["loss", "zlib"]), store=store, load_model=lambda spec: tiny_lm
+        dataset, resolve_model("tiny-random", loader=lambda spec: tiny_lm), parse_methods(["loss", "zlib"]), store=store
     )
     questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=3).questions
     mcq, mcq_run, _ = run_stored_benchmark(
         questions,
         MCQConfig(),
-        load=lambda: tiny_lm,
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
         store=store,
-        model="tiny-random",
         benchmark="mmlu_sample",
         shuffle_seed=1,
     )

@@ -21,6 +21,7 @@ from core.data.text_sets import TextSet, load_text_set
 from core.dataset_inference.run import KIND, inference_from_run, run_dataset_inference
 from core.dataset_inference.statistic import dataset_inference
 from core.engine.bundled import bundled_tokenizer, tiny_random_model
+from core.engine.handle import resolve_model
 from core.engine.models import wrap_model
 from core.methods import parse_methods
 from core.passage.calibration import FRESH_PASSAGES_PATH
@@ -71,10 +72,9 @@ def _run(lm, suspect, validation, tmp_path, name):
     return run_dataset_inference(
         suspect,
         validation,
-        "tiny-random",
+        resolve_model("tiny-random", loader=lambda spec: lm),
         parse_methods(METHODS),
         store=ResultStore(tmp_path / f"{name}.sqlite"),
-        load_model=lambda spec: lm,
     )
 
 
@@ -114,7 +114,7 @@ def test_a_stored_run_reopens_without_the_model(models, passages, tmp_path):
     trained, unseen = _halves(passages)
     store = ResultStore(tmp_path / "store.sqlite")
     first = run_dataset_inference(
-        trained, unseen, "tiny-random", parse_methods(METHODS), store=store, load_model=lambda spec: tuned
+        trained, unseen, resolve_model("tiny-random", loader=lambda spec: tuned), parse_methods(METHODS), store=store
     )
     (run,) = store.list_runs(KIND)
     again = inference_from_run(store, run)

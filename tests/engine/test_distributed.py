@@ -21,6 +21,7 @@ from core.cli import main
 from core.config import PROJECT_ROOT, SHARED_DATA_DIR
 from core.data.labelled import load_labelled_dataset
 from core.engine.bundled import bundled_tokenizer, tiny_random_model
+from core.engine.handle import resolve_model
 from core.engine.models import load_model
 from core.engine.scoring import score_texts
 from core.errors import ModelLoadError
@@ -133,11 +134,10 @@ def test_two_processes_resume_a_stored_run_and_score_only_the_rest(tmp_path, cap
     with pytest.raises(KeyboardInterrupt):
         run_membership_benchmark(
             dataset,
-            "tiny-random",
+            resolve_model("tiny-random", loader=lambda spec: tiny_lm),
             parse_methods(["loss", "zlib"]),
             store=ResultStore(partial),
             batch_size=4,
-            load_model=lambda spec: tiny_lm,
             progress=stop_after_first_batch,
         )
     (run,) = ResultStore(partial).list_runs(KIND)

@@ -15,6 +15,7 @@ import pytest
 from core.cli import main
 from core.data.labelled import load_labelled_dataset
 from core.engine.capabilities import GENERATION, TARGET_LOGPROBS, TOP_ALTERNATIVES
+from core.engine.handle import resolve_model, served_handle
 from core.engine.scoring import score_texts
 from core.engine.served import Endpoint, ServedModelError, connect
 from core.membership.benchmark import KIND, run_membership_benchmark
@@ -107,9 +108,9 @@ def test_membership_aurocs_equal_the_in_process_run_and_min_k_plus_plus_is_left_
     assert sorted(set(dataset.labels)) == [0, 1]
     served = _served(vllm_endpoint)
     store = ResultStore(tmp_path / "results.sqlite")
-    remote = run_membership_benchmark(dataset, served.spec, store=store, max_tokens=32)
+    remote = run_membership_benchmark(dataset, served_handle(served), store=store, max_tokens=32)
     here = run_membership_benchmark(
-        dataset, "smollm2-135m", store=store, max_tokens=32, load_model=lambda spec: smollm2
+        dataset, resolve_model("smollm2-135m", loader=lambda spec: smollm2), store=store, max_tokens=32
     )
     assert "min_k_pp_20" in here.metrics
     assert "min_k_pp_20" not in remote.metrics
@@ -195,13 +196,15 @@ def test_a_server_gone_mid_run_stops_the_run_and_it_resumes_once_the_server_is_b
                 plan.close()
 
         with pytest.raises(ServedModelError, match="Cannot reach the server at .* resumes where it stopped"):
-            run_membership_benchmark(dataset, spec, methods, store=store, batch_size=8, progress=close_after_batch_one)
+            run_membership_benchmark(
+                dataset, resolve_model(spec), methods, store=store, batch_size=8, progress=close_after_batch_one
+            )
     (run,) = store.list_runs(KIND)
     assert run.status == INTERRUPTED
     assert run.n_done == 8
     with gateway(upstream, [], port=port) as (root, _plan):
         assert _served(f"{root}/v1").spec == spec
-        result = run_membership_benchmark(dataset, spec, methods, store=store, batch_size=8)
+        result = run_membership_benchmark(dataset, resolve_model(spec), methods, store=store, batch_size=8)
     assert result.run_id == run.run_id
     assert result.n_computed == 16
     assert result.n == 24
@@ -465,7 +468,9 @@ def test_the_order_test_on_the_served_model_equals_the_in_process_run(vllm_endpo
     assert API_KEY not in out.read_text()
     examples = render_examples(load_rows("demo:mcq", limit=6))
     settings = OrderSettings(shards=2, context=48, stride=20)
-    local = run_order_test(examples, settings, model="smollm2-135m", load=lambda: smollm2, store=ResultStore())
+    local = run_order_test(
+        examples, settings, model=resolve_model("smollm2-135m", loader=lambda _: smollm2), store=ResultStore()
+    )
     for served_shard, local_shard in zip(served["shards"], local.result.shards, strict=True):
         assert served_shard["n_shuffled"] == 5  # the 3! orders but the published one
         assert abs(served_shard["canonical_logprob"] - local_shard.canonical) < TOLERANCE

@@ -20,6 +20,7 @@ from core.data.problems import (
 )
 from core.data.tables import Table
 from core.engine.bundled import tiny_random_model
+from core.engine.handle import resolve_model
 from core.engine.models import wrap_model
 from core.errors import DataError, InputTextError
 from core.loss_delta.delta import (
@@ -320,7 +321,7 @@ def test_run_scores_each_model_once_and_reports_progress(tiny_lm):
         test,
         ref,
         [ModelRequest("a", "base"), ModelRequest("b", "base")],
-        load=load,
+        model=resolve_model("a", loader=load),
         progress=lambda d, t: seen.append((d, t)),
     )
     assert loads == ["a", "base", "b"]
@@ -333,7 +334,7 @@ def test_run_scores_each_model_once_and_reports_progress(tiny_lm):
     assert report.models[0].delta2 == pytest.approx(0.0, abs=1e-12)
     assert len(report.problem_rows()) == 3 * 6
     with pytest.raises(DataError, match="at least one model"):
-        run_leakage_test(test, ref, [], load=load)
+        run_leakage_test(test, ref, [], model=resolve_model("tiny-random", loader=load))
 
 
 # --------------------------------------------------------------------------------------------- data
@@ -414,7 +415,9 @@ def test_fine_tuning_on_half_the_test_set_drives_its_delta_down(tiny_lm):
         "tuned": wrap_model(tuned, tokenizer, spec="tuned", start_token_id=tiny_lm.start_token_id),
         "base": wrap_model(base, tokenizer, spec="base", start_token_id=tiny_lm.start_token_id),
     }
-    report = run_leakage_test(leaked, clean, [ModelRequest("tuned", "base")], load=models.__getitem__)
+    report = run_leakage_test(
+        leaked, clean, [ModelRequest("tuned", "base")], model=resolve_model("tuned", loader=models.__getitem__)
+    )
     (row,) = report.models
     # Before training the two halves look alike to the model ...
     assert abs(row.base_stats.delta) < 0.1

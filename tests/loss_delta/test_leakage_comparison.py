@@ -6,6 +6,7 @@ import json
 
 from core.cli import main
 from core.data.problems import CodeProblem, ProblemSet, builtin_problems, load_problem_set
+from core.engine.handle import resolve_model
 from core.loss_delta.comparison import COMPARISON_KIND, report_from_comparison
 from core.loss_delta.delta import ModelRequest
 from core.loss_delta.finding import leakage_finding
@@ -24,7 +25,9 @@ def test_a_stored_comparison_reopens_equal_to_the_run_without_a_model(tiny_lm, t
         loads.append(spec)
         return tiny_lm
 
-    report = run_leakage_test(test, ref, [ModelRequest("m1", "base")], load=load, store=store)
+    report = run_leakage_test(
+        test, ref, [ModelRequest("m1", "base")], model=resolve_model("m1", loader=load), store=store
+    )
     (run,) = store.list_runs(COMPARISON_KIND)
     assert run.finished
     assert run.dataset == "LeakLens built-in reference vs ref"
@@ -33,7 +36,7 @@ def test_a_stored_comparison_reopens_equal_to_the_run_without_a_model(tiny_lm, t
     assert rebuilt.to_dict() == report.to_dict()
     assert leakage_finding(rebuilt) == leakage_finding(report)
     # the same comparison again reads every loss back and stores no second comparison
-    run_leakage_test(test, ref, [ModelRequest("m1", "base")], load=load, store=store)
+    run_leakage_test(test, ref, [ModelRequest("m1", "base")], model=resolve_model("m1", loader=load), store=store)
     assert loads == ["m1", "base"]
     assert len(store.list_runs(COMPARISON_KIND)) == 1
     # and it is exported from the store alone, opening with its verdict
@@ -103,7 +106,9 @@ def test_dropped_problems_are_said_in_every_output(tiny_lm, tmp_path, capsys):
     assert "finding (inconclusive): Too few problems to tell" in out
     test = load_problem_set(str(test_file))
     ref = load_problem_set(str(ref_file))
-    report = run_leakage_test(test, ref, [ModelRequest("m")], load=lambda _: tiny_lm, store=None)
+    report = run_leakage_test(
+        test, ref, [ModelRequest("m")], model=resolve_model("m", loader=lambda _: tiny_lm), store=None
+    )
     payload = report.to_dict()
     assert payload["unmatched_test"] == ["LeakLens/2", "LeakLens/3", "LeakLens/4"]
     assert len(payload["skipped_test"]) == 1
@@ -129,7 +134,9 @@ def test_comparison_of_a_hand_built_set_keeps_problem_text(tiny_lm, tmp_path):
         (CodeProblem("x", "def x():\n", "    return 'é'\n"), CodeProblem("y", "def y():\n", "    return 2\n")),
         False,
     )
-    report = run_leakage_test(odd, odd, [ModelRequest("m")], load=lambda _: tiny_lm, store=store)
+    report = run_leakage_test(
+        odd, odd, [ModelRequest("m")], model=resolve_model("m", loader=lambda _: tiny_lm), store=store
+    )
     (run,) = store.list_runs(COMPARISON_KIND)
     samples = store.load_samples(run.run_id)
     assert [s.summary["solution"] for s in samples[:2]] == ["    return 'é'\n", "    return 2\n"]

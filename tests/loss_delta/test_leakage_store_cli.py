@@ -8,6 +8,7 @@ import pytest
 
 from core.cli import main
 from core.data.problems import ProblemSet, builtin_problems
+from core.engine.handle import resolve_model
 from core.loss_delta.delta import ModelRequest
 from core.loss_delta.losses import solution_losses
 from core.loss_delta.run import run_leakage_test
@@ -26,7 +27,7 @@ def test_losses_are_stored_resumed_and_reused(tiny_lm, tmp_path):
     problems = builtin_problems(limit=5)
     direct = solution_losses(tiny_lm, problems.problems)
     # An interrupted earlier run stored the first two problems only.
-    run = store.get_or_create_run(KIND, problem_run_key("tiny-random", problems))
+    run = store.get_or_create_run(KIND, problem_run_key(resolve_model("tiny-random"), problems))
     store.add_samples(
         run.run_id, [SampleRow(x.task_id, None, {LOSS_KEY: x.loss}, {"n_tokens": x.n_tokens}) for x in direct[:2]]
     )
@@ -38,10 +39,9 @@ def test_losses_are_stored_resumed_and_reused(tiny_lm, tmp_path):
 
     progress: list[tuple[int, int]] = []
     resumed = stored_set_losses(
-        "tiny-random",
+        resolve_model("tiny-random", loader=lambda _: get_model()),
         problems,
         role="test",
-        get_model=get_model,
         store=store,
         batch_size=2,
         progress=lambda d, t: progress.append((d, t)),
@@ -58,7 +58,9 @@ def test_losses_are_stored_resumed_and_reused(tiny_lm, tmp_path):
     def no_model():
         raise AssertionError("a finished run must be read back without loading the model")
 
-    again = stored_set_losses("tiny-random", problems, role="test", get_model=no_model, store=store)
+    again = stored_set_losses(
+        resolve_model("tiny-random", loader=lambda _: no_model()), problems, role="test", store=store
+    )
     assert again == resumed
 
 
@@ -72,8 +74,12 @@ def test_run_with_store_scores_a_shared_base_once(tiny_lm, tmp_path):
         loads.append(spec)
         return tiny_lm
 
-    first = run_leakage_test(test, ref, [ModelRequest("m1", "base")], load=load, store=store)
-    second = run_leakage_test(test, ref, [ModelRequest("m2", "base"), ModelRequest("m1")], load=load, store=store)
+    first = run_leakage_test(
+        test, ref, [ModelRequest("m1", "base")], model=resolve_model("m1", loader=load), store=store
+    )
+    second = run_leakage_test(
+        test, ref, [ModelRequest("m2", "base"), ModelRequest("m1")], model=resolve_model("m2", loader=load), store=store
+    )
     assert loads == ["m1", "base", "m2"]
     assert len(store.list_runs(KIND)) == 6  # three models x two problem sets
     assert second.models[1].stats == first.models[0].stats

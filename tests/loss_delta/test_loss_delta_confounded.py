@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from core.data.problems import CodeProblem, ProblemSet
+from core.engine.handle import resolve_model
 from core.engine.models import wrap_model
 from core.loss_delta.delta import (
     DeltaStats,
@@ -208,7 +209,9 @@ def test_fine_tuning_on_half_a_code_set_against_a_prose_reference_is_confounded(
         tiny_lm.spec: tiny_lm,
     }
     requests = [ModelRequest("tuned", tiny_lm.spec)]
-    report = run_leakage_test(case.untrained, case.prose, requests, load=models.__getitem__)
+    report = run_leakage_test(
+        case.untrained, case.prose, requests, model=resolve_model("tuned", loader=models.__getitem__)
+    )
     (row,) = report.models
     assert row.delta2 is not None and row.delta2_ci is not None
     assert row.test_change is not None and row.ref_change is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.config import SHARED_DATA_DIR
 from core.data.questions import load_mcq
+from core.engine.handle import resolve_model
 from core.mcq.stored import KIND, benchmark_fingerprint, run_stored_benchmark
 from core.store.results import ResultStore, SampleRow
 from tests.helpers.mcq import run_benchmark
@@ -16,7 +17,12 @@ def test_save_report_round_trip(tiny_lm, tmp_path):
 
     questions = load_mcq(str(DATA / "mmlu_sample.jsonl"), limit=2).questions
     store = ResultStore(tmp_path / "results.sqlite")
-    common = dict(load=lambda: tiny_lm, store=store, model="tiny-random", benchmark="mmlu_sample", shuffle_seed=2)
+    common = dict(
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
+        store=store,
+        benchmark="mmlu_sample",
+        shuffle_seed=2,
+    )
     report, run, _ = run_stored_benchmark(questions, MCQConfig(), **common)
     assert run.finished
     assert run.kind == KIND
@@ -51,16 +57,24 @@ def test_interrupted_mcq_run_resumes_and_matches_the_in_memory_study(tiny_lm, tm
         if 0 < done < total:
             raise Stop
 
-    common = dict(store=store, model="tiny-random", benchmark="mmlu", shuffle_seed=1, permutation=True, batch_size=2)
+    common = dict(store=store, benchmark="mmlu", shuffle_seed=1, permutation=True, batch_size=2)
     try:
-        run_stored_benchmark(questions, config, load=lambda: tiny_lm, progress=stop_after_first_batch, **common)
+        run_stored_benchmark(
+            questions,
+            config,
+            model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
+            progress=stop_after_first_batch,
+            **common,
+        )
     except Stop:
         pass
     (interrupted,) = store.list_runs(KIND)
     assert not interrupted.finished
     assert interrupted.n_done == 2
 
-    report, run, n_computed = run_stored_benchmark(questions, config, load=lambda: tiny_lm, **common)
+    report, run, n_computed = run_stored_benchmark(
+        questions, config, model=resolve_model("tiny-random", loader=lambda _: tiny_lm), **common
+    )
     assert run.finished
     assert n_computed == 3  # only the questions the interrupted run had not stored
     assert report.to_dict(model="m", benchmark="b") == expected.to_dict(model="m", benchmark="b")
@@ -68,7 +82,9 @@ def test_interrupted_mcq_run_resumes_and_matches_the_in_memory_study(tiny_lm, tm
     def no_model():
         raise AssertionError("a finished MCQ run must be rebuilt without loading the model")
 
-    again, _, n_again = run_stored_benchmark(questions, config, load=no_model, **common)
+    again, _, n_again = run_stored_benchmark(
+        questions, config, model=resolve_model("tiny-random", loader=lambda _: no_model()), **common
+    )
     assert n_again == 0
     assert again.to_dict(model="m", benchmark="b") == expected.to_dict(model="m", benchmark="b")
 
@@ -83,9 +99,8 @@ def test_finished_mcq_run_opens_from_the_store_alone(tiny_lm, tmp_path):
     report, run, _ = run_stored_benchmark(
         questions,
         config,
-        load=lambda: tiny_lm,
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
         store=store,
-        model="tiny-random",
         benchmark="mmlu_sample",
         shuffle_seed=3,
         permutation=True,
@@ -145,6 +160,11 @@ def test_stored_runs_probe_batches_of_the_longest_options_first(tiny_lm, tmp_pat
     assert longest_options_first([]) == []
     store = ResultStore(tmp_path / "results.sqlite")
     _, run, _ = run_stored_benchmark(
-        questions, MCQConfig(), load=lambda: tiny_lm, store=store, model="tiny-random", benchmark="mmlu", batch_size=2
+        questions,
+        MCQConfig(),
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
+        store=store,
+        benchmark="mmlu",
+        batch_size=2,
     )
     assert [s.sample_id for s in store.load_samples(run.run_id)] == ["0", "2", "1", "3", "4"]

@@ -12,6 +12,7 @@ from core.config import SHARED_DATA_DIR
 from core.data.labelled import labelled_from_table, load_labelled_dataset
 from core.data.tables import Table
 from core.engine.bundled import tiny_random_model
+from core.engine.handle import resolve_model
 from core.engine.models import wrap_model
 from core.errors import LeakLensError
 from core.membership.benchmark import (
@@ -57,11 +58,10 @@ def test_scores_and_metrics_match_independent_paths(tmp_path, tiny_lm, wikimia_s
     loader = CountingLoader(tiny_lm)
     result = run_membership_benchmark(
         ds,
-        "tiny-random",
+        resolve_model("tiny-random", loader=loader),
         methods,
         store=ResultStore(tmp_path / "r.sqlite"),
         batch_size=7,
-        load_model=loader,
         progress=lambda d, t: seen.append((d, t)),
     )
     assert loader.calls == ["tiny-random"]
@@ -90,14 +90,14 @@ def test_scores_and_metrics_match_independent_paths(tmp_path, tiny_lm, wikimia_s
 def test_finished_run_comes_from_store_without_model(tmp_path, tiny_lm, wikimia_small):
     store = ResultStore(tmp_path / "r.sqlite")
     first = run_membership_benchmark(
-        wikimia_small, "tiny-random", parse_methods(METHODS), store=store, load_model=CountingLoader(tiny_lm)
+        wikimia_small, resolve_model("tiny-random", loader=CountingLoader(tiny_lm)), parse_methods(METHODS), store=store
     )
 
     def refuse(spec):
         raise AssertionError("a finished run must not load the model")
 
     again = run_membership_benchmark(
-        wikimia_small, "tiny-random", parse_methods(METHODS), store=store, load_model=refuse
+        wikimia_small, resolve_model("tiny-random", loader=refuse), parse_methods(METHODS), store=store
     )
     assert again.n_computed == 0
     assert again.from_store
@@ -134,7 +134,7 @@ def test_runs_stored_under_older_score_definitions_are_kept_but_not_reused(tmp_p
     )
 
     loader = CountingLoader(tiny_lm)
-    current = run_membership_benchmark(wikimia_small, "tiny-random", methods, store=store, load_model=loader)
+    current = run_membership_benchmark(wikimia_small, resolve_model("tiny-random", loader=loader), methods, store=store)
     assert loader.calls == ["tiny-random"]
     assert current.n_computed == wikimia_small.n  # scored afresh
     assert current.run_id != old.run_id
@@ -155,11 +155,10 @@ def test_interrupted_run_resumes_only_missing(tmp_path, tiny_lm, wikimia_small):
     with pytest.raises(KeyboardInterrupt):
         run_membership_benchmark(
             wikimia_small,
-            "tiny-random",
+            resolve_model("tiny-random", loader=CountingLoader(tiny_lm)),
             methods,
             store=store,
             batch_size=5,
-            load_model=CountingLoader(tiny_lm),
             progress=stop_after_two_batches,
         )
     (run,) = store.list_runs(KIND)
@@ -170,21 +169,19 @@ def test_interrupted_run_resumes_only_missing(tmp_path, tiny_lm, wikimia_small):
     seen = []
     resumed = run_membership_benchmark(
         wikimia_small,
-        "tiny-random",
+        resolve_model("tiny-random", loader=CountingLoader(tiny_lm)),
         methods,
         store=store,
         batch_size=5,
-        load_model=CountingLoader(tiny_lm),
         progress=lambda d, t: seen.append(d),
     )
     assert resumed.n_computed == 10
     assert seen == [10, 15, 20]
     fresh = run_membership_benchmark(
         wikimia_small,
-        "tiny-random",
+        resolve_model("tiny-random", loader=CountingLoader(tiny_lm)),
         methods,
         store=ResultStore(tmp_path / "b.sqlite"),
-        load_model=CountingLoader(tiny_lm),
     )
     for key in fresh.method_keys:
         assert resumed.scores(key) == pytest.approx(fresh.scores(key), rel=1e-4, abs=1e-5)
@@ -194,10 +191,9 @@ def test_interrupted_run_resumes_only_missing(tmp_path, tiny_lm, wikimia_small):
 def test_json_document_format(tmp_path, tiny_lm, wikimia_small):
     result = run_membership_benchmark(
         wikimia_small,
-        "tiny-random",
+        resolve_model("tiny-random", loader=CountingLoader(tiny_lm)),
         parse_methods(METHODS),
         store=ResultStore(tmp_path / "r.sqlite"),
-        load_model=CountingLoader(tiny_lm),
     )
     doc = json.loads(json.dumps(result.to_json(), allow_nan=False))
     assert list(doc) == ["dataset", "model", "n", "methods", "blind_baseline", "ensemble", "samples", "notes"]
@@ -223,11 +219,10 @@ def test_reference_model_run(tmp_path, tiny_lm, wikimia_small):
     ds = load_labelled_dataset(str(DATA / "wikimia_length128.parquet"), limit=8, seed=2)
     result = run_membership_benchmark(
         ds,
-        "tiny-random",
+        resolve_model("tiny-random", loader=models.__getitem__),
         parse_methods(["loss"]),
         store=ResultStore(tmp_path / "r.sqlite"),
         reference_model="tiny-random-7",
-        load_model=models.__getitem__,
     )
     assert result.method_keys == ["loss", "reference_tiny_random_7"]
     target = analyse_passages(tiny_lm, ds.texts, parse_methods(["loss"]))
@@ -240,9 +235,9 @@ def test_reference_model_run(tmp_path, tiny_lm, wikimia_small):
 def test_bad_arguments(tmp_path, tiny_lm, wikimia_small):
     store = ResultStore(tmp_path / "r.sqlite")
     with pytest.raises(LeakLensError, match="batch size"):
-        run_membership_benchmark(wikimia_small, "tiny-random", store=store, batch_size=0)
+        run_membership_benchmark(wikimia_small, resolve_model("tiny-random"), store=store, batch_size=0)
     with pytest.raises(LeakLensError, match="No model"):
-        run_membership_benchmark(wikimia_small, "  ", store=store)
+        run_membership_benchmark(wikimia_small, resolve_model("  "), store=store)
     assert store.list_runs() == []
 
 
@@ -266,7 +261,10 @@ def test_tiny_dataset_and_unscorable_method(tmp_path, tiny_lm):
     ds = labelled_from_table(Table(rows=rows, columns=["text", "label"], source="four rows"))
     methods = [*parse_methods(["loss"]), Undefined()]
     result = run_membership_benchmark(
-        ds, "tiny-random", methods, store=ResultStore(tmp_path / "r.sqlite"), load_model=CountingLoader(tiny_lm)
+        ds,
+        resolve_model("tiny-random", loader=CountingLoader(tiny_lm)),
+        methods,
+        store=ResultStore(tmp_path / "r.sqlite"),
     )
     assert result.metrics["loss"] is not None
     assert result.metrics["loss"].n == 4

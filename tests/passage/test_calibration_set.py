@@ -13,6 +13,7 @@ import pytest
 
 from core.config import ASSETS_DIR
 from core.data.examples import EXAMPLES, FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
+from core.engine.handle import resolve_model
 from core.engine.setup import ScoringSetup
 from core.errors import DataError, LeakLensError
 from core.membership.benchmark import SCORE_DEFINITIONS
@@ -290,7 +291,10 @@ def test_fresh_scores_are_computed_once_and_read_back_from_the_store(tmp_path, t
         return tiny_lm
 
     first = stored_fresh_calibration(
-        "tiny-random", get_model=get_model, store=store, setup=CPU, passages=passages, batch_size=8
+        resolve_model("tiny-random", loader=lambda _: get_model(), setup=CPU),
+        store=store,
+        passages=passages,
+        batch_size=8,
     )
     assert loads == [1]  # loaded once for three batches
     assert first.n_computed == 20
@@ -301,7 +305,9 @@ def test_fresh_scores_are_computed_once_and_read_back_from_the_store(tmp_path, t
     assert all(np.isfinite(first.scores["loss"]))
     assert all(np.isfinite(first.scores["min_k_20"]))
 
-    again = stored_fresh_calibration("tiny-random", get_model=_refuse_model, store=store, setup=CPU, passages=passages)
+    again = stored_fresh_calibration(
+        resolve_model("tiny-random", loader=lambda _: _refuse_model(), setup=CPU), store=store, passages=passages
+    )
     assert again.from_store
     assert again.run_id == first.run_id
     assert (again.scores, again.n_tokens) == (first.scores, first.n_tokens)
@@ -313,19 +319,21 @@ def test_fresh_scores_are_computed_once_and_read_back_from_the_store(tmp_path, t
     # Another precision or another passage set is another calibration: it needs the model.
     with pytest.raises(AssertionError, match="the model was loaded"):
         stored_fresh_calibration(
-            "tiny-random",
-            get_model=_refuse_model,
+            resolve_model("tiny-random", loader=lambda _: _refuse_model(), setup=ScoringSetup("cpu", "bfloat16")),
             store=store,
-            setup=ScoringSetup("cpu", "bfloat16"),
             passages=passages,
         )
     with pytest.raises(AssertionError, match="the model was loaded"):
-        stored_fresh_calibration("tiny-random", get_model=_refuse_model, store=store, setup=CPU, passages=passages[:19])
+        stored_fresh_calibration(
+            resolve_model("tiny-random", loader=lambda _: _refuse_model(), setup=CPU),
+            store=store,
+            passages=passages[:19],
+        )
 
 
 def test_the_run_key_names_model_passages_methods_definitions_and_precision():
     passages = load_fresh_passages()
-    key = fresh_run_key("tiny-random", passages, [MinK(20), Loss()], CPU)
+    key = fresh_run_key(resolve_model("tiny-random", setup=CPU), passages, [MinK(20), Loss()])
     assert key["passages"] == fresh_set_fingerprint(passages)
     assert key["methods"] == ["loss", "min_k_20"]
     assert key["score_definitions"] == SCORE_DEFINITIONS
@@ -344,7 +352,9 @@ def test_the_run_key_names_model_passages_methods_definitions_and_precision():
 def test_gettysburg_stands_out_from_fresh_text_and_the_fresh_example_does_not(smollm2):
     """Measured (SmolLM2-135M, CPU float32): Gettysburg above every similar fresh passage on loss and Min-K%;
     the fresh example far inside them (see the printed percentiles)."""
-    calibration = stored_fresh_calibration("smollm2-135m", get_model=lambda: smollm2, store=ResultStore(), setup=CPU)
+    calibration = stored_fresh_calibration(
+        resolve_model("smollm2-135m", loader=lambda _: smollm2, setup=CPU), store=ResultStore()
+    )
     assert calibration.n >= 300
     famous, fresh = analyse_passages(smollm2, [GETTYSBURG.text, FRESH.text], [Loss(), MinK(20)], kgram_max=0)
     placed_famous = place_passage(famous.scores, famous.records.n_tokens, calibration)
@@ -397,13 +407,14 @@ def test_scoring_only_the_passages_a_verdict_needs_places_the_passage_exactly_as
     distances = [abs(math.log(lengths[i] / n_tokens)) for i in positions]
     assert distances == sorted(distances)  # nearest in length first
     partial = stored_fresh_calibration(
-        "tiny-random", get_model=lambda: tiny_lm, store=store, setup=CPU, passages=passages, only=positions
+        resolve_model("tiny-random", loader=lambda _: tiny_lm, setup=CPU),
+        store=store,
+        passages=passages,
+        only=positions,
     )
     whole = stored_fresh_calibration(
-        "tiny-random",
-        get_model=lambda: tiny_lm,
+        resolve_model("tiny-random", loader=lambda _: tiny_lm, setup=CPU),
         store=ResultStore(tmp_path / "whole.sqlite"),
-        setup=CPU,
         passages=passages,
     )
     assert partial.n == len(positions) < whole.n == partial.n_set == len(passages)
@@ -420,6 +431,6 @@ def test_scoring_only_the_passages_a_verdict_needs_places_the_passage_exactly_as
         assert x.calibration_scores == pytest.approx(y.calibration_scores, abs=1e-5)
         assert x.n_at_least == y.n_at_least
     resumed = stored_fresh_calibration(
-        "tiny-random", get_model=lambda: tiny_lm, store=store, setup=CPU, passages=passages
+        resolve_model("tiny-random", loader=lambda _: tiny_lm, setup=CPU), store=store, passages=passages
     )
     assert resumed.complete and resumed.n_computed == len(passages) - len(positions)

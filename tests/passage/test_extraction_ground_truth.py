@@ -17,6 +17,7 @@ import pytest
 
 from core.data.labelled import load_labelled_dataset
 from core.engine.bundled import bundled_tokenizer
+from core.engine.handle import resolve_model
 from core.engine.models import LoadedModel, wrap_model
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
@@ -50,10 +51,9 @@ def test_a_fine_tuned_model_continues_what_it_trained_on_and_extraction_separate
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     result = run_membership_benchmark(
         load_labelled_dataset(str(path)),
-        "tiny-random",
+        resolve_model("tiny-random", loader=lambda spec: lm),
         parse_methods(["loss", "extraction"]),
         store=ResultStore(tmp_path / "r.sqlite"),
-        load_model=lambda spec: lm,
     )
     leading = np.array(result.scores("extraction"))
     labels = np.array(result.labels)

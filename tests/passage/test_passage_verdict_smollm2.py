@@ -15,6 +15,7 @@ import pytest
 
 from core.config import PROJECT_ROOT
 from core.data.labelled import load_labelled_dataset
+from core.engine.handle import resolve_model
 from core.engine.setup import resolve_setup
 from core.methods.analysis import analyse_passages
 from core.methods.loss import Loss
@@ -32,7 +33,7 @@ HELD_OUT = PROJECT_ROOT / "tests" / "helpers" / "texts" / "fresh_held_out.jsonl"
 @pytest.mark.usefixtures("smollm2_calibration")
 def test_a_famous_passage_reads_strong_and_no_held_out_fresh_passage_reads_as_a_sign(smollm2):
     calibration = stored_fresh_calibration(
-        smollm2.spec, get_model=lambda: smollm2, store=ResultStore(), setup=resolve_setup()
+        resolve_model(smollm2.spec, loader=lambda _: smollm2, setup=resolve_setup()), store=ResultStore()
     )
     assert calibration.from_store
     demo = load_labelled_dataset("demo:famous-vs-fresh")

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from core.engine.handle import resolve_model
 from core.engine.setup import ScoringSetup
 from core.methods.support import supported_methods
 from core.passage.calibration import (
@@ -39,8 +40,9 @@ def _summarise(rows: list[SampleRow]) -> dict:
 
 
 def _todays_key(setup: ScoringSetup = CPU, passages=None) -> dict:
-    chosen, _ = supported_methods(BUNDLED, fresh_methods())
-    return fresh_run_key(BUNDLED, passages or load_fresh_passages(), chosen, setup)
+    model = resolve_model(BUNDLED, setup=setup)
+    chosen, _ = supported_methods(model, fresh_methods())
+    return fresh_run_key(model, passages or load_fresh_passages(), chosen)
 
 
 def test_the_shipped_scores_belong_to_todays_fresh_set_definitions_methods_and_model():
@@ -64,7 +66,7 @@ def test_the_shipped_scores_belong_to_todays_fresh_set_definitions_methods_and_m
 
 def test_a_first_inspect_with_the_bundled_model_reads_the_shipped_scores_with_no_model_pass(tmp_path):
     store = ResultStore(tmp_path / "results.sqlite")
-    calibration = stored_fresh_calibration(BUNDLED, get_model=_no_model, store=store, setup=CPU)
+    calibration = stored_fresh_calibration(resolve_model(BUNDLED, loader=lambda _: _no_model(), setup=CPU), store=store)
     shipped = read_shipped(BUNDLED)
     assert shipped is not None
     assert calibration.source == "shipped" and calibration.n_computed == 0 and calibration.complete
@@ -73,7 +75,7 @@ def test_a_first_inspect_with_the_bundled_model_reads_the_shipped_scores_with_no
     assert calibration.scores["loss"][0] == first.scores["loss"]
     (run,) = store.list_runs(FRESH_KIND)
     assert run.finished and run.meta["shipped"]["file"] == shipped_path(BUNDLED).name
-    again = stored_fresh_calibration(BUNDLED, get_model=_no_model, store=store, setup=CPU)
+    again = stored_fresh_calibration(resolve_model(BUNDLED, loader=lambda _: _no_model(), setup=CPU), store=store)
     assert again.source == "store" and again.run_id == calibration.run_id
 
 
@@ -132,10 +134,8 @@ def test_rescoring_a_sample_of_every_length_and_form_matches_the_shipped_scores(
     assert len(sample) >= SAMPLE
     assert {p.form for p in sample} == {p.form for p in passages}
     rescored = stored_fresh_calibration(
-        BUNDLED,
-        get_model=lambda: smollm2,
+        resolve_model(BUNDLED, loader=lambda _: smollm2, setup=CPU),
         store=ResultStore(tmp_path / "results.sqlite"),
-        setup=CPU,
         passages=sample,
         batch_size=8,
         shipped=False,

@@ -15,6 +15,7 @@ from core.data.demo import name_label, pair_label
 from core.data.labelled import load_labelled_dataset
 from core.data.text_sets import load_text_set
 from core.dataset_inference.run import run_dataset_inference
+from core.engine.handle import resolve_model
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.results.overview import (
@@ -52,30 +53,37 @@ def stored(tmp_path_factory, tiny_lm) -> dict:
     store = ResultStore(tmp_path_factory.mktemp("stories") / "results.sqlite")
     load = lambda spec: tiny_lm  # noqa: E731
     membership = run_membership_benchmark(
-        load_labelled_dataset(DEMO, limit=12), "tiny-random", parse_methods(METHODS), store=store, load_model=load
+        load_labelled_dataset(DEMO, limit=12),
+        resolve_model("tiny-random", loader=load),
+        parse_methods(METHODS),
+        store=store,
     )
     time.sleep(0.01)
     inference = run_dataset_inference(
         load_text_set(DEMO, where=("label", "1"), limit=10),
         load_text_set(DEMO, where=("label", "0"), limit=10),
-        "tiny-random",
+        resolve_model("tiny-random", loader=load),
         parse_methods(METHODS),
         n_splits=3,
         store=store,
-        load_model=load,
     )
     time.sleep(0.01)
     run_stored_benchmark(
         load_mcq("demo:mcq", limit=3).questions,
         MCQConfig(),
-        load=lambda: tiny_lm,
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
         store=store,
-        model="tiny-random",
         benchmark="demo:mcq",
     )
     time.sleep(0.01)
     ref = ProblemSet("fresh set", builtin_problems(limit=8).problems[4:], True)
-    run_leakage_test(builtin_problems(limit=4), ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm, store=store)
+    run_leakage_test(
+        builtin_problems(limit=4),
+        ref,
+        [ModelRequest("tiny-random")],
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
+        store=store,
+    )
     broken = store.get_or_create_run(
         "mia", {"dataset": "x", "model": "other-model"}, {"dataset": "half.csv", "model": "other-model", "n_total": 4}
     )

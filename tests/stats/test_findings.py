@@ -10,6 +10,7 @@ import pytest
 
 from core.dataset_inference.finding import MIN_TEXTS_PER_SET, inference_finding
 from core.dataset_inference.statistic import InferenceResult
+from core.engine.handle import resolve_model
 from core.loss_delta.delta import DeltaStats, LeakageReport, ModelDelta
 from core.loss_delta.finding import MIN_PROBLEMS, leakage_finding
 from core.mcq.finding import MIN_QUESTIONS, mcq_finding
@@ -350,7 +351,10 @@ def test_identical_member_and_non_member_texts_are_counted_and_said(tiny_lm, tmp
 
     store = ResultStore(tmp_path / "r.sqlite")
     same = run_membership_benchmark(
-        dataset(texts, texts), "tiny-random", parse_methods(["loss"]), store=store, load_model=lambda _spec: tiny_lm
+        dataset(texts, texts),
+        resolve_model("tiny-random", loader=lambda _spec: tiny_lm),
+        parse_methods(["loss"]),
+        store=store,
     )
     assert same.n_shared_texts == 12
     (run,) = store.list_runs("mia")
@@ -361,10 +365,9 @@ def test_identical_member_and_non_member_texts_are_counted_and_said(tiny_lm, tmp
     # one text in both classes: counted twice (once per class) and said in a caveat
     some = run_membership_benchmark(
         dataset(texts, [texts[0], "A fresh line about nothing in particular."] * 3),
-        "tiny-random",
+        resolve_model("tiny-random", loader=lambda _spec: tiny_lm),
         parse_methods(["loss"]),
         store=store,
-        load_model=lambda _spec: tiny_lm,
     )
     assert some.n_shared_texts == 4
     assert any("4 of the 12 texts appear word for word in both classes" in c for c in membership_finding(some).caveats)
@@ -380,10 +383,9 @@ def test_famous_vs_fresh_demo_is_not_none_with_the_bundled_model(smollm2, tmp_pa
     dataset = load_labelled_dataset("demo:famous-vs-fresh", limit=48, sample=True)
     result = run_membership_benchmark(
         dataset,
-        "smollm2-135m",
+        resolve_model("smollm2-135m", loader=lambda _spec: smollm2),
         parse_methods(["loss", "min_k"]),
         store=ResultStore(tmp_path / "r.sqlite"),
-        load_model=lambda _spec: smollm2,
     )
     finding = membership_finding(result)
     assert finding.level in ("strong", "moderate", "weak"), finding.headline

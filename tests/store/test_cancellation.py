@@ -12,6 +12,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, Stop
 
 from core.config import SHARED_DATA_DIR
 from core.data.labelled import load_labelled_dataset
+from core.engine.handle import resolve_model
 from core.membership.benchmark import KIND, run_membership_benchmark
 from core.methods import parse_methods
 from core.store.results import FINISHED, INTERRUPTED, ResultStore, SampleRow
@@ -54,7 +55,7 @@ def test_cancelled_membership_run_stops_within_a_batch_and_resumes_the_rest(tmp_
     stop = StopAfter(4, error)
     with pytest.raises(type(error)):
         run_membership_benchmark(
-            wikimia_ten, "tiny-random", methods, store=store, batch_size=2, load_model=loader, progress=stop
+            wikimia_ten, resolve_model("tiny-random", loader=loader), methods, store=store, batch_size=2, progress=stop
         )
     assert stop.seen == [0, 2, 4]  # the stop came at the first progress update at or past 4: no batch more
     (run,) = store.list_runs(KIND)
@@ -65,11 +66,10 @@ def test_cancelled_membership_run_stops_within_a_batch_and_resumes_the_rest(tmp_
     seen: list[tuple[int, int]] = []
     result = run_membership_benchmark(
         wikimia_ten,
-        "tiny-random",
+        resolve_model("tiny-random", loader=loader),
         methods,
         store=store,
         batch_size=2,
-        load_model=loader,
         progress=lambda d, t: seen.append((d, t)),
     )
     assert result.n_computed == 6  # only the texts the cancelled run had not stored
@@ -81,7 +81,11 @@ def test_cancelled_membership_run_stops_within_a_batch_and_resumes_the_rest(tmp_
     assert run.run_id == result.run_id
 
     fresh = run_membership_benchmark(
-        wikimia_ten, "tiny-random", methods, store=ResultStore(tmp_path / "f.sqlite"), batch_size=10, load_model=loader
+        wikimia_ten,
+        resolve_model("tiny-random", loader=loader),
+        methods,
+        store=ResultStore(tmp_path / "f.sqlite"),
+        batch_size=10,
     )
     for key in ("loss", "zlib"):  # resumed in pieces of 2 = scored in one go
         assert result.scores(key) == pytest.approx(fresh.scores(key), rel=1e-5)

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
+from core.engine.handle import resolve_model
 from core.methods import default_methods
 from core.viz.score_cards import card_description
 from tests.ui.helpers import computed_for, stale_notes
@@ -231,7 +232,9 @@ def test_a_finished_membership_run_can_be_picked_as_the_calibration_set(page):
     assert picker.options == ["None"]
     assert any("No finished membership benchmark run" in c.value for c in page.caption)
     dataset = load_labelled_dataset("demo:famous-vs-fresh", limit=8)
-    run = run_membership_benchmark(dataset, "tiny-random", parse_methods(["loss", "zlib"]), store=ResultStore())
+    run = run_membership_benchmark(
+        dataset, resolve_model("tiny-random"), parse_methods(["loss", "zlib"]), store=ResultStore()
+    )
     page.run()
     picker = page.selectbox(key="inspect_calibration_run")
     assert len(picker.options) == 2

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.data.labelled import load_labelled_dataset
+from core.engine.handle import resolve_model
 from core.membership.benchmark import run_membership_benchmark
 from core.membership.finding import membership_finding
 from core.methods import parse_methods
@@ -45,10 +46,9 @@ def stored_membership(store_path, tiny_lm):
     dataset = load_labelled_dataset("demo:famous-vs-fresh", limit=8)
     result = run_membership_benchmark(
         dataset,
-        "tiny-random",
+        resolve_model("tiny-random", loader=lambda s: tiny_lm),
         parse_methods(["loss", "zlib"]),
         store=ResultStore(store_path),
-        load_model=lambda s: tiny_lm,
     )
     return result
 

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.config import SHARED_DATA_DIR
 from core.data.labelled import load_labelled_dataset
+from core.engine.handle import resolve_model
 from core.membership.benchmark import run_membership_benchmark
 from core.methods import parse_methods
 from core.store.results import ResultStore, SampleRow
@@ -29,7 +30,10 @@ def filled_store(tmp_path_factory, tiny_lm) -> Path:
     for name in ("wikimia_length128.parquet", "booktection_sample.csv"):
         dataset = load_labelled_dataset(str(DATA / name), limit=12)
         run_membership_benchmark(
-            dataset, "tiny-random", parse_methods(["loss", "zlib"]), store=store, load_model=lambda spec: tiny_lm
+            dataset,
+            resolve_model("tiny-random", loader=lambda spec: tiny_lm),
+            parse_methods(["loss", "zlib"]),
+            store=store,
         )
     broken = store.get_or_create_run(
         "mia", {"dataset": "x", "model": "other-model"}, {"dataset": "half.csv", "model": "other-model", "n_total": 4}
@@ -178,9 +182,8 @@ def mixed_store(tmp_path_factory, tiny_lm) -> Path:
     run_stored_benchmark(
         questions,
         MCQConfig(),
-        load=lambda: tiny_lm,
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
         store=store,
-        model="tiny-random",
         benchmark="mmlu_sample",
         shuffle_seed=1,
         permutation=True,
@@ -253,7 +256,13 @@ def test_a_stored_loss_delta_comparison_opens_with_its_finding_and_exports(tmp_p
     path = tmp_path / "results.sqlite"
     test = builtin_problems(limit=6)
     ref = ProblemSet("fresh set", builtin_problems(limit=12).problems[6:], True)
-    report = run_leakage_test(test, ref, [ModelRequest("tiny-random")], load=lambda _: tiny_lm, store=ResultStore(path))
+    report = run_leakage_test(
+        test,
+        ref,
+        [ModelRequest("tiny-random")],
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
+        store=ResultStore(path),
+    )
     app = _page(path, monkeypatch)
     assert app.subheader[0].value.startswith("LeakLens built-in reference vs fresh set")
     banners = _banners(app)
@@ -284,11 +293,10 @@ def test_a_stored_dataset_inference_opens_with_its_finding_and_exports(tmp_path,
     inference = run_dataset_inference(
         load_text_set(wikimia, where=("label", "1"), limit=20),
         load_text_set(wikimia, where=("label", "0"), limit=20),
-        "tiny-random",
+        resolve_model("tiny-random", loader=lambda spec: tiny_lm),
         parse_methods(["loss", "zlib"]),
         n_splits=3,
         store=ResultStore(path),
-        load_model=lambda spec: tiny_lm,
     )
     app = _page(path, monkeypatch)
     banners = _banners(app)
@@ -314,8 +322,7 @@ def test_a_stored_benchmark_order_run_opens_with_its_finding_chart_and_exports(t
     test = run_order_test(
         render_examples(load_rows("demo:mcq")),
         OrderSettings(shards=8),
-        model="tiny-random",
-        load=lambda: tiny_lm,
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
         store=ResultStore(path),
     )
     app = _page(path, monkeypatch)
@@ -346,7 +353,7 @@ def test_two_runs_of_one_question_are_set_side_by_side_with_why_they_differ(tmp_
     for limit, methods in ((12, ["loss", "zlib"]), (8, ["loss"])):
         dataset = load_labelled_dataset("demo:famous-vs-fresh", limit=limit)
         run_membership_benchmark(
-            dataset, "tiny-random", parse_methods(methods), store=store, load_model=lambda spec: tiny_lm
+            dataset, resolve_model("tiny-random", loader=lambda spec: tiny_lm), parse_methods(methods), store=store
         )
     app = _page(path, monkeypatch)
     same = [e for e in app.expander if e.label.startswith("This question was run 2 times")]

@@ -7,7 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers.vllm_server import KEY_VAR, SERVED_NAME, free_port
-from ui.common import MODEL_KEY
+from ui.common import MODEL_KEY, SERVED_KEY
 from ui.served_picker import SERVED_LABEL
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,8 +51,9 @@ def test_inspect_scores_a_passage_on_the_served_model_without_min_k_plus_plus(mo
     few.write_text("".join(FRESH_PASSAGES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:12]))
     monkeypatch.setenv(FRESH_PASSAGES_ENV, str(few))
     served = connect(Endpoint(vllm_endpoint, api_key_env=KEY_VAR))
-    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", served.spec)
     app = AppTest.from_file(str(REPO / "pages" / "1_Inspect_a_passage.py"), default_timeout=600)
+    app.session_state[MODEL_KEY] = served.spec  # as the sidebar's Check connection leaves them
+    app.session_state[SERVED_KEY] = served
     app.run()
     app.text_area(key="inspect_text_a").set_value(GETTYSBURG.text)
     app.button(key="inspect_analyse").click().run()
@@ -74,8 +75,9 @@ def test_the_mcq_page_probes_the_served_model_and_stores_the_run(monkeypatch, vl
     store = tmp_path / "results.sqlite"
     monkeypatch.setenv("LEAKLENS_STORE", str(store))
     served = connect(Endpoint(vllm_endpoint, api_key_env=KEY_VAR))
-    monkeypatch.setenv("LEAKLENS_DEFAULT_MODEL", served.spec)
     app = AppTest.from_file(str(REPO / "pages" / "4_MCQ_memorisation.py"), default_timeout=600)
+    app.session_state[MODEL_KEY] = served.spec  # as the sidebar's Check connection leaves them
+    app.session_state[SERVED_KEY] = served
     app.run()
     app.selectbox(key="mcq_example").set_value("General-knowledge questions (demo)")
     app.number_input(key="mcq_limit").set_value(3)

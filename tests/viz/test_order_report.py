@@ -15,6 +15,7 @@ from core.benchmark_order.examples import render_examples
 from core.benchmark_order.run import KIND, OrderTest, order_test_from_run, run_order_test
 from core.benchmark_order.settings import OrderSettings
 from core.data.tables import load_rows
+from core.engine.handle import resolve_model
 from core.results.kinds import kind_label, kind_of
 from core.results.report import stored_runs_report
 from core.results.stored import open_stored, run_card, stored_csv
@@ -36,7 +37,10 @@ def stored(tmp_path_factory, tiny_lm) -> tuple[ResultStore, OrderTest, RunInfo]:
     store = ResultStore(tmp_path_factory.mktemp("order") / "results.sqlite")
     examples = render_examples(load_rows("demo:mcq"), f"{PLANTED} {{question}} {{answer}}")
     test = run_order_test(
-        examples, OrderSettings(shards=SHARDS), model="tiny-random", load=lambda: tiny_lm, store=store
+        examples,
+        OrderSettings(shards=SHARDS),
+        model=resolve_model("tiny-random", loader=lambda _: tiny_lm),
+        store=store,
     )
     run = store.get_run(test.run_id or "")
     assert run is not None and run.finished

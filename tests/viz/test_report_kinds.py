@@ -18,6 +18,7 @@ from plotly.offline import get_plotlyjs
 
 from core.data.labelled import load_labelled_dataset
 from core.data.problems import CodeProblem, ProblemSet, builtin_problems
+from core.engine.handle import resolve_model
 from core.engine.models import LoadedModel
 from core.engine.setup import ScoringSetup
 from core.errors import LeakLensError
@@ -54,10 +55,8 @@ def build_passage_report(lm: LoadedModel, root: Path) -> tuple[str, list[Finding
     fresh = next(t for t, y in zip(demo.texts, demo.labels) if y == 0)
     found = inspect_passages(lm, [(f"Famous {PLANTED}", famous + " " + PLANTED), ("Fresh", fresh)], with_kgrams=False)
     calibration = stored_fresh_calibration(
-        lm.spec,
-        get_model=lambda: lm,
+        resolve_model(lm.spec, loader=lambda _: lm, setup=CPU),
         store=ResultStore(root / "fresh.sqlite"),
-        setup=CPU,
         passages=load_fresh_passages()[:40],
     )
     verdicts = judge_passages(lm, [(p.analysis.scores, p.analysis.records) for p in found], calibration)
@@ -72,7 +71,10 @@ def build_leakage_report(lm: LoadedModel) -> tuple[str, LeakageReport]:
     test = ProblemSet(f"bench {PLANTED}", (planted, *problems[1:3]), True)
     ref = ProblemSet("reference", problems[3:6], True)
     report = run_leakage_test(
-        test, ref, [ModelRequest("tiny-a", "tiny-base")], load=lambda spec: dataclasses.replace(lm, spec=spec)
+        test,
+        ref,
+        [ModelRequest("tiny-a", "tiny-base")],
+        model=resolve_model("tiny-a", loader=lambda spec: dataclasses.replace(lm, spec=spec)),
     )
     return leakage_report(report), report
 
