@@ -71,8 +71,18 @@ def greedy_generate(
         if counts[i] < 1:
             raise ValueError(f"Prompt {i}: max_new_tokens must be at least 1.")
     room = [generation_room(lm, len(p), counts[i]) for i, p in enumerate(prompts)]
-    if isinstance(lm, ServedModel):
-        return _served_generate(lm, prompts, room, progress)
+    return lm.greedy_pass(prompts, room, token_budget, max_rows, progress)
+
+
+def loaded_greedy_pass(
+    lm: LoadedModel,
+    prompts: Sequence[Sequence[int]],
+    room: Sequence[int],
+    token_budget: int,
+    max_rows: int,
+    progress: ProgressCallback | None,
+) -> list[Generation]:
+    """``LoadedModel.greedy_pass``: prompts of like length batched, each continued by its ``room`` tokens."""
     results: list[Generation | None] = [None] * len(prompts)
     done = 0
     widths = [len(p) + room[i] for i, p in enumerate(prompts)]
@@ -91,7 +101,7 @@ def greedy_picks(logits: torch.Tensor) -> tuple[list[int], list[float]]:
     return logits.argmax(-1).tolist(), (logits.max(-1).values - torch.logsumexp(logits, -1)).tolist()
 
 
-def _served_generate(
+def served_greedy_pass(
     lm: ServedModel, prompts: Sequence[Sequence[int]], counts: Sequence[int], progress: ProgressCallback | None
 ) -> list[Generation]:
     """The server's greedy continuations, in chunks so progress moves (the server batches each chunk)."""
@@ -216,8 +226,18 @@ def sequence_logprobs(
     starts = [1] * len(sequences) if scored_from is None else [int(f) for f in scored_from]
     if len(starts) != len(sequences) or any(not 1 <= f < len(s) for f, s in zip(starts, sequences, strict=True)):
         raise ValueError("scored_from needs one position per sequence, at least 1 and inside the sequence.")
-    if isinstance(lm, ServedModel):
-        return _served_sequence_logprobs(lm, sequences, starts, progress)
+    return lm.sequence_pass(sequences, starts, token_budget, progress)
+
+
+@torch.inference_mode()
+def loaded_sequence_pass(
+    lm: LoadedModel,
+    sequences: Sequence[Sequence[int]],
+    starts: Sequence[int],
+    token_budget: int,
+    progress: ProgressCallback | None,
+) -> list[float]:
+    """``LoadedModel.sequence_pass``: the totals of ``sequence_logprobs``, batched by length."""
     totals = [0.0] * len(sequences)
     done = 0
     for batch in length_batches([len(s) for s in sequences], token_budget, max_rows=MAX_BATCH_ROWS):
@@ -243,7 +263,7 @@ def sequence_logprobs(
     return totals
 
 
-def _served_sequence_logprobs(
+def served_sequence_pass(
     lm: ServedModel, sequences: Sequence[Sequence[int]], starts: Sequence[int], progress: ProgressCallback | None
 ) -> list[float]:
     """The server's log-probs of each sequence's tokens from ``starts[i]`` on, summed in float64."""
@@ -282,8 +302,13 @@ def sequence_logprobs_shared_prefix(
     ``sequence_logprobs``.
     """
     _check_sequences(lm, sequences)
-    if isinstance(lm, ServedModel):  # the server runs what it runs; there is no cache to hand it
+    if not lm.reuses_prefix_cache:  # a server runs what it runs; there is no cache to hand it
         return sequence_logprobs(lm, sequences)
+    return _shared_prefix_totals(cast(LoadedModel, lm), sequences, token_budget)
+
+
+def _shared_prefix_totals(lm: LoadedModel, sequences: Sequence[Sequence[int]], token_budget: int) -> list[float]:
+    """The in-process path of ``sequence_logprobs_shared_prefix``."""
     # Every sequence keeps at least one token of its own after the shared part.
     shared = min(shared_prefix_length(sequences), min(len(s) for s in sequences) - 1)
     if shared < 2:

@@ -21,8 +21,6 @@ from core.engine.model_source import ScoringModel, encode_with_offsets
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.records import MAX_KGRAM, TokenRecords
-from core.engine.served import ServedModel
-from core.engine.served_scoring import SERVED_TOKEN_BUDGET, served_full_pass, served_kgram_windows
 from core.errors import InputTextError
 
 DEFAULT_TOKEN_BUDGET = 2048
@@ -67,20 +65,8 @@ def score_texts(
     total = len(encoded)
     results: list[TokenRecords | None] = [None] * total
     done = 0
-    served = isinstance(lm, ServedModel)
-    budget = max(token_budget, SERVED_TOKEN_BUDGET) if served else token_budget
-    for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], budget):
-        chosen = [encoded[i] for i in batch]
-        if isinstance(lm, ServedModel):
-            full = served_full_pass(lm, [(e.context, e.ids) for e in chosen])
-            kgrams = (
-                [windows_to_grid(v) for v in served_kgram_windows(lm, [e.ids for e in chosen], kgram_max)]
-                if kgram_max
-                else None
-            )
-        else:
-            full = _score_full(lm, chosen)
-            kgrams = _score_kgram_windows(lm, chosen, kgram_max, token_budget) if kgram_max else None
+    for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], lm.scoring_budget(token_budget)):
+        full, kgrams = lm.passage_pass([encoded[i] for i in batch], kgram_max, token_budget)
         for j, index in enumerate(batch):
             enc = encoded[index]
             logprobs, mu, sigma, entropy, rank = full[j]
@@ -260,11 +246,26 @@ def target_logprobs(
     no k-gram windows. Values equal ``score_texts``'s ``logprobs`` up to float rounding (same batches and
     arithmetic; the vocabulary projection runs on fewer rows): within 10⁻⁶ nats per solution loss here.
     """
-    if isinstance(lm, ServedModel):
-        answers = served_full_pass(lm, [(e.context, e.ids) for e in encoded])
-        if progress is not None:
-            progress(len(encoded), len(encoded))
-        return [full[0][start:] for full, start in zip(answers, starts, strict=True)]
+    return lm.target_pass(encoded, starts, token_budget, progress)
+
+
+def loaded_passage_pass(
+    lm: LoadedModel, batch: Sequence[_Encoded], kgram_max: int, token_budget: int
+) -> tuple[list[tuple[np.ndarray, ...]], list[np.ndarray] | None]:
+    """``LoadedModel.passage_pass``: one padded forward pass, and the k-gram windows when ``kgram_max``."""
+    kgrams = _score_kgram_windows(lm, batch, kgram_max, token_budget) if kgram_max else None
+    return _score_full(lm, batch), kgrams
+
+
+@torch.inference_mode()
+def loaded_target_pass(
+    lm: LoadedModel,
+    encoded: Sequence[_Encoded],
+    starts: Sequence[int],
+    token_budget: int,
+    progress: ProgressCallback | None,
+) -> list[np.ndarray]:
+    """``LoadedModel.target_pass``: logits only where a wanted token is predicted (see ``target_logprobs``)."""
     results: list[np.ndarray] = [np.empty(0)] * len(encoded)
     done = 0
     for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], token_budget):
@@ -397,3 +398,36 @@ def _fill_short_contexts(kgram: np.ndarray) -> np.ndarray:
     for i in range(min(K - 1, n)):
         filled[i + 1 :, i] = filled[i, i]
     return filled
+
+
+@torch.inference_mode()
+def loaded_alternatives_pass(
+    lm: LoadedModel,
+    sequences: Sequence[Sequence[int]],
+    k: int,
+    token_budget: int,
+    progress: ProgressCallback | None,
+) -> list[np.ndarray]:
+    """``LoadedModel.alternatives_pass``: per sequence, (tokens after the first, k) ids of the model's k likeliest
+    tokens at each of those positions, best first."""
+    out: list[np.ndarray | None] = [None] * len(sequences)
+    done = 0
+    for batch in length_batches([len(s) for s in sequences], token_budget):
+        width = max(len(sequences[i]) for i in batch)
+        input_ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, index in enumerate(batch):
+            seq = sequences[index]
+            input_ids[row, : len(seq)] = torch.tensor(list(seq))
+            attention[row, : len(seq)] = 1
+        logits = lm.model(
+            input_ids=input_ids.to(lm.device), attention_mask=attention.to(lm.device), use_cache=False
+        ).logits
+        for row, index in enumerate(batch):
+            n = len(sequences[index]) - 1
+            # Token i sits at sequence position i + 1, so the logits at position i predict it.
+            out[index] = logits[row, :n].float().topk(k, dim=-1).indices.cpu().numpy()
+        done += len(batch)
+        if progress is not None:
+            progress(done, len(sequences))
+    return [o for o in out if o is not None]

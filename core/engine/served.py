@@ -29,6 +29,7 @@ import numpy as np
 
 from core.engine import served_answers as answers
 from core.engine.capabilities import GENERATION, TARGET_LOGPROBS, TOP_ALTERNATIVES
+from core.engine.progress import ProgressCallback
 from core.engine.served_tokens import token_offsets
 from core.engine.start_token import ENDOFTEXT, is_chat_role_token
 from core.errors import LeakLensError, ModelLoadError
@@ -191,6 +192,61 @@ class ServedModel:
             assert entry is not None  # prompt_entries checked every entry after the first
             logprobs[i], ranks[i] = answers.token_logprob(entry, int(token), i + 2, self.base_url)
         return logprobs, ranks
+
+    # -- the passes each source runs its own way (the other is LoadedModel's; callers never ask which) ------------
+    @property
+    def reuses_prefix_cache(self) -> bool:
+        """No: the server schedules and caches as it does; each prompt is sent whole."""
+        return False
+
+    def scoring_budget(self, asked: int) -> int:
+        """Tokens per scoring batch: at least ``SERVED_TOKEN_BUDGET``, so the server stays busy."""
+        from core.engine.served_scoring import SERVED_TOKEN_BUDGET
+
+        return max(asked, SERVED_TOKEN_BUDGET)
+
+    def passage_pass(self, batch: Sequence[Any], kgram_max: int, token_budget: int) -> tuple[list, list | None]:
+        from core.engine.served_scoring import served_passage_pass
+
+        return served_passage_pass(self, batch, kgram_max)
+
+    def target_pass(
+        self, encoded: Sequence[Any], starts: Sequence[int], token_budget: int, progress: ProgressCallback | None
+    ) -> list[np.ndarray]:
+        from core.engine.served_scoring import served_target_pass
+
+        return served_target_pass(self, encoded, starts, progress)
+
+    def greedy_pass(
+        self,
+        prompts: Sequence[Sequence[int]],
+        room: Sequence[int],
+        token_budget: int,
+        max_rows: int,
+        progress: ProgressCallback | None,
+    ) -> list[Any]:
+        from core.engine.generation import served_greedy_pass
+
+        return served_greedy_pass(self, prompts, room, progress)
+
+    def sequence_pass(
+        self,
+        sequences: Sequence[Sequence[int]],
+        starts: Sequence[int],
+        token_budget: int,
+        progress: ProgressCallback | None,
+    ) -> list[float]:
+        from core.engine.generation import served_sequence_pass
+
+        return served_sequence_pass(self, sequences, starts, progress)
+
+    def alternatives_pass(
+        self, sequences: Sequence[Sequence[int]], k: int, token_budget: int, progress: ProgressCallback | None
+    ) -> list[np.ndarray]:
+        alternatives = self.top_alternatives(sequences, k)
+        if progress is not None:
+            progress(len(sequences), len(sequences))
+        return alternatives
 
     def top_alternatives(self, prompts: Sequence[Sequence[int]], k: int) -> list[np.ndarray]:
         """For each token-id prompt: (tokens after the first, k) ids of the model's k likeliest tokens at

@@ -10,9 +10,11 @@ returned by any OpenAI-compatible API, so its statistics are NaN and Min-K%++ is
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from core.engine.progress import ProgressCallback
 from core.engine.served import ServedModel
 
 SERVED_TOKEN_BUDGET = 65_536
@@ -51,3 +53,23 @@ def served_kgram_windows(model: ServedModel, passages: Sequence[Sequence[int]], 
         out.append(values)
         row += n
     return out
+
+
+def served_passage_pass(model: ServedModel, batch: Sequence[Any], kgram_max: int) -> tuple[list, list | None]:
+    """``ServedModel.passage_pass``: the passages' per-token statistics and, with ``kgram_max``, their k-gram grids."""
+    from core.engine.scoring import windows_to_grid
+
+    full = served_full_pass(model, [(e.context, e.ids) for e in batch])
+    if not kgram_max:
+        return full, None
+    return full, [windows_to_grid(v) for v in served_kgram_windows(model, [e.ids for e in batch], kgram_max)]
+
+
+def served_target_pass(
+    model: ServedModel, encoded: Sequence[Any], starts: Sequence[int], progress: ProgressCallback | None
+) -> list[np.ndarray]:
+    """``ServedModel.target_pass``: each passage's log-probs from ``starts[i]`` on, in one round of requests."""
+    answers = served_full_pass(model, [(e.context, e.ids) for e in encoded])
+    if progress is not None:
+        progress(len(encoded), len(encoded))
+    return [full[0][start:] for full, start in zip(answers, starts, strict=True)]

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from core.data.questions import MCQuestion, PromptLayout
 from core.engine.generation import DEFAULT_GENERATION_BUDGET, Generation, greedy_generate
 from core.engine.model_source import ScoringModel
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.served import ServedModel
 from core.errors import InputTextError
 from core.mcq.match import SIMILARITY_METRICS, SimilarityMetric, similarity
 from core.mcq.probes import CUT_MODES, CutMode, Probe, build_probes, completion_candidate, continuation_text
@@ -164,12 +163,13 @@ def run_mcq_sets(
     probe_sets = [_set_probes(lm, questions, config) for questions in question_sets]
     probes = [p for set_probes in probe_sets for p in set_probes]
     counts = [p.n_truth_tokens + config.slack_tokens for p in probes]
-    if per_probe or isinstance(lm, ServedModel):
+    if per_probe or not lm.reuses_prefix_cache:
         generations = greedy_generate(
             lm, [p.context_ids for p in probes], counts, token_budget=config.token_budget, progress=progress
         )
     else:
-        generations = _generations_along_renderings(lm, question_sets, probe_sets, config, progress)
+        # Only a model loaded here keeps a cache to reuse along the renderings.
+        generations = _generations_along_renderings(cast(LoadedModel, lm), question_sets, probe_sets, config, progress)
     judged = [_judge(lm, probe, generation, config) for probe, generation in zip(probes, generations, strict=True)]
     runs, at = [], 0
     for questions in question_sets:

@@ -22,14 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from core.engine.batching import length_batches
 from core.engine.model_source import ScoringModel, decode
 from core.engine.progress import ProgressCallback
 from core.engine.records import TokenRecords, scored_text
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET
-from core.engine.served import ALTERNATIVES_PER_POSITION, ServedModel
+from core.engine.served import ALTERNATIVES_PER_POSITION
 
 TOP_ALTERNATIVES = ALTERNATIVES_PER_POSITION
 """How many of the model's most likely tokens are searched for a usable replacement."""
@@ -47,7 +45,6 @@ class WordSlot:
     replacement: str
 
 
-@torch.inference_mode()
 def top_alternatives(
     lm: ScoringModel,
     records: Sequence[TokenRecords],
@@ -62,32 +59,7 @@ def top_alternatives(
     from the same token ids the records hold, so positions line up with ``records.offsets``.
     """
     sequences = [[lm.start_token_id, *r.token_ids.tolist()] for r in records]
-    if isinstance(lm, ServedModel):
-        alternatives = lm.top_alternatives(sequences, k)
-        if progress is not None:
-            progress(len(sequences), len(sequences))
-        return alternatives
-    out: list[np.ndarray | None] = [None] * len(sequences)
-    done = 0
-    for batch in length_batches([len(s) for s in sequences], token_budget):
-        width = max(len(sequences[i]) for i in batch)
-        input_ids = torch.full((len(batch), width), lm.pad_token_id, dtype=torch.long)
-        attention = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, index in enumerate(batch):
-            seq = sequences[index]
-            input_ids[row, : len(seq)] = torch.tensor(seq)
-            attention[row, : len(seq)] = 1
-        logits = lm.model(
-            input_ids=input_ids.to(lm.device), attention_mask=attention.to(lm.device), use_cache=False
-        ).logits
-        for row, index in enumerate(batch):
-            n = len(sequences[index]) - 1
-            # Token i sits at sequence position i + 1, so the logits at position i predict it.
-            out[index] = logits[row, :n].float().topk(k, dim=-1).indices.cpu().numpy()
-        done += len(batch)
-        if progress is not None:
-            progress(done, len(sequences))
-    return [o for o in out if o is not None]
+    return lm.alternatives_pass(sequences, k, token_budget, progress)
 
 
 class _Decoder:
