@@ -11,15 +11,22 @@ from core.stats.finding import Finding
 from core.viz.banner import LEVEL_STYLE, banner_html
 from ui.layout import present_mode
 
-__all__ = ["LEVEL_STYLE", "banner_html", "finding_banner"]
+__all__ = ["LEVEL_STYLE", "banner_html", "finding_banner", "finding_fold"]
 
 
-def finding_banner(finding: Finding) -> None:
-    """Headline first; the evidence and caveats folded just below it.
+def finding_banner(finding: Finding, *, fold: bool = True) -> None:
+    """Headline first; the evidence and caveats folded just below it (``fold=False``: the page draws the fold
+    itself, later, with ``finding_fold``, as the audit does under its evidence table).
 
     In Present mode the numbers line (AUROC, intervals, p-values) is hidden (``ui.layout.PRESENT_CSS``) and
     leads the fold instead, now called "Details": an audience reads the plain headline, a question opens it."""
     st.markdown(banner_html(finding), unsafe_allow_html=True)
+    if fold:
+        finding_fold(finding)
+
+
+def finding_fold(finding: Finding) -> None:
+    """The finding's evidence and caveats, folded."""
     present = present_mode()
     if finding.evidence or finding.caveats or (present and finding.numbers):
         with st.expander("Details" if present else "Evidence and caveats", expanded=False):

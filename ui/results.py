@@ -90,20 +90,24 @@ def show_run(store: ResultStore, run: RunInfo, why_shown: str) -> None:
         return
     finding_banner(stored.finding)
     kind = kind_of(run.kind)
+    lead = _page_view(kind, "results_lead")
+    if lead is not None:
+        lead(stored)
     if kind.figure is not None:
         st.plotly_chart(kind.figure(stored.result), width="stretch", key=kind.chart_key)
     run_exports(store, stored)
     share_link(run.run_id, "results")
-    more = _more_view(kind)
+    more = _page_view(kind, "results_more")
     if more is not None:
         more(stored)
 
 
-def _more_view(kind: RunKind) -> Callable[[StoredResult], None] | None:
-    """The kind's folded tables and further charts: ``results_more`` of its page's ``ui`` module, if it has one."""
+def _page_view(kind: RunKind, name: str) -> Callable[[StoredResult], None] | None:
+    """A view of the kind's page ``ui`` module, if it has one: ``results_lead`` (drawn right under the verdict, such
+    as an audit's evidence table) or ``results_more`` (its folded tables and further charts)."""
     if kind.page is None or kind.page.ui_module is None:
         return None
-    return getattr(importlib.import_module(kind.page.ui_module), "results_more", None)
+    return getattr(importlib.import_module(kind.page.ui_module), name, None)
 
 
 def show_same_question(store: ResultStore, run: RunInfo, runs: Sequence[RunInfo]) -> None:

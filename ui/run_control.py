@@ -36,9 +36,9 @@ SCROLL_TO_FINDING_JS = """<script>
 
 @dataclass(frozen=True)
 class Watch:
-    """A run under way: which store kind it writes, what it counts, and when it started."""
+    """A run under way: which store kinds it writes (an audit writes several), what it counts, when it started."""
 
-    kind: str
+    kind: str | tuple[str, ...]
     unit: str
     """What the run counts, plural ("texts", "questions")."""
     started: float
@@ -55,7 +55,7 @@ def _cancelled_key(key: str) -> str:
 
 
 @contextmanager
-def watched_run(key: str, kind: str, unit: str, total: int | None = None) -> Iterator[None]:
+def watched_run(key: str, kind: str | tuple[str, ...], unit: str, total: int | None = None) -> Iterator[None]:
     """Show a Cancel button and mark the session as running ``kind`` work until the block ends.
 
     An error ends the watch (the page shows the error); a stop by Streamlit (Cancel, or any other click)
@@ -94,7 +94,12 @@ def cancel_message(watch: Watch, runs: list[RunInfo]) -> str:
 def touched_runs(store: ResultStore, watch: Watch) -> list[RunInfo]:
     """Runs of the watched kind created or written since the watch started, oldest first."""
     return sorted(
-        (run for run in store.list_runs(watch.kind) if run.updated_at >= watch.started - 1.0),
+        (
+            run
+            for run in store.list_runs()
+            if run.kind in ((watch.kind,) if isinstance(watch.kind, str) else watch.kind)
+            and run.updated_at >= watch.started - 1.0
+        ),
         key=lambda run: run.created_at,
     )
 

@@ -194,12 +194,13 @@ def audit_headline(verdict: CombinedVerdict) -> str:
         return f"No sign of training on this benchmark: {each} that ran rules out an effect of useful size."
     if not n:
         return "Cannot tell whether the model trained on this benchmark: no test ran."
-    headline = (
-        "Cannot tell whether the model trained on this benchmark: no test's evidence holds up once all "
-        f"{count(n, 'test')} are counted together"
-    )
-    if verdict.flagged:
-        headline += f", and {_titles(verdict, verdict.flagged)} could not give a verdict"
+    headline = "Cannot tell yet whether the model trained on this benchmark: no test found evidence that holds up"
+    undecided = [verdict.part(k).test.title.lower() for k in verdict.flagged if verdict.part(k).level == "inconclusive"]
+    confounded = [verdict.part(k).test.title.lower() for k in verdict.flagged if verdict.part(k).level == "confounded"]
+    if undecided:
+        headline += f", and {joined(undecided)} could not decide yet"
+    if confounded:
+        headline += f"; {joined(confounded)} {'is' if len(confounded) == 1 else 'are'} explained by something else"
     return headline + "."
 
 
@@ -208,6 +209,5 @@ def _part_line(verdict: CombinedVerdict, part: PartResult) -> str:
     if part.p_value is None:
         return f"{part.test.title}: {part.level}, no p-value (not counted)"
     held = "holds up" if part.key in verdict.survivors else "does not hold up"
-    return (
-        f"{part.test.title}: {part.level}, p {part.p_value:.2g} ({verdict.adjusted[part.key]:.2g} after Holm), {held}"
-    )
+    adjusted = verdict.adjusted[part.key]
+    return f"{part.test.title}: {part.level}, p = {part.p_value:.2g} ({adjusted:.2g} after Holm), {held}"

@@ -243,9 +243,28 @@ class AuditPlan:
         return {
             "benchmark": self.benchmark,
             "rows": self.n_rows,
+            "sources": {
+                name: getattr(self.sources, name) for name in ("reference", "validation", "index", "base_model")
+            },
             "parts": [part.to_dict() for part in self.parts],
             "notes": list(self.notes),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditPlan:
+        """The plan of ``to_dict`` (a stored audit's); a test this LeakLens does not know is named as stored."""
+        parts = tuple(
+            PlannedPart(
+                TEST_BY_KEY.get(str(p["test"])) or AuditTest(str(p["test"]), str(p.get("title") or p["test"]), "", ""),
+                bool(p["applies"]),
+                str(p.get("reason") or ""),
+                tuple(p.get("reads") or ()),
+                p.get("estimate_s"),
+            )
+            for p in data.get("parts") or ()
+        )
+        sources = EvidenceSources(**{k: v for k, v in (data.get("sources") or {}).items() if v})
+        return cls(str(data["benchmark"]), int(data["rows"]), sources, parts, tuple(data.get("notes") or ()))
 
 
 def plan_audit(

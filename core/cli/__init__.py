@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "core.cli.report_cmd",
     "core.cli.dataset_inference_cmd",
     "core.cli.benchmark_order_cmd",
+    "core.cli.audit_cmd",
 ]
 
 

@@ -71,7 +71,10 @@ def greedy_generate(
         if counts[i] < 1:
             raise ValueError(f"Prompt {i}: max_new_tokens must be at least 1.")
     room = [generation_room(lm, len(p), counts[i]) for i, p in enumerate(prompts)]
-    return lm.greedy_pass(prompts, room, token_budget, max_rows, progress)
+    return lm.visit(
+        lambda here: loaded_greedy_pass(here, prompts, room, token_budget, max_rows, progress),
+        lambda server: served_greedy_pass(server, prompts, room, progress),
+    )
 
 
 def loaded_greedy_pass(
@@ -82,7 +85,7 @@ def loaded_greedy_pass(
     max_rows: int,
     progress: ProgressCallback | None,
 ) -> list[Generation]:
-    """``LoadedModel.greedy_pass``: prompts of like length batched, each continued by its ``room`` tokens."""
+    """In process: prompts of like length batched, each continued by its ``room`` tokens."""
     results: list[Generation | None] = [None] * len(prompts)
     done = 0
     widths = [len(p) + room[i] for i, p in enumerate(prompts)]
@@ -226,7 +229,10 @@ def sequence_logprobs(
     starts = [1] * len(sequences) if scored_from is None else [int(f) for f in scored_from]
     if len(starts) != len(sequences) or any(not 1 <= f < len(s) for f, s in zip(starts, sequences, strict=True)):
         raise ValueError("scored_from needs one position per sequence, at least 1 and inside the sequence.")
-    return lm.sequence_pass(sequences, starts, token_budget, progress)
+    return lm.visit(
+        lambda here: loaded_sequence_pass(here, sequences, starts, token_budget, progress),
+        lambda server: served_sequence_pass(server, sequences, starts, progress),
+    )
 
 
 @torch.inference_mode()
@@ -237,7 +243,7 @@ def loaded_sequence_pass(
     token_budget: int,
     progress: ProgressCallback | None,
 ) -> list[float]:
-    """``LoadedModel.sequence_pass``: the totals of ``sequence_logprobs``, batched by length."""
+    """In process: the totals of ``sequence_logprobs``, batched by length."""
     totals = [0.0] * len(sequences)
     done = 0
     for batch in length_batches([len(s) for s in sequences], token_budget, max_rows=MAX_BATCH_ROWS):
@@ -302,9 +308,10 @@ def sequence_logprobs_shared_prefix(
     ``sequence_logprobs``.
     """
     _check_sequences(lm, sequences)
-    if not lm.reuses_prefix_cache:  # a server runs what it runs; there is no cache to hand it
-        return sequence_logprobs(lm, sequences)
-    return _shared_prefix_totals(cast(LoadedModel, lm), sequences, token_budget)
+    return lm.visit(
+        lambda here: _shared_prefix_totals(here, sequences, token_budget),
+        lambda server: sequence_logprobs(server, sequences),  # a server runs what it runs: no cache to hand it
+    )
 
 
 def _shared_prefix_totals(lm: LoadedModel, sequences: Sequence[Sequence[int]], token_budget: int) -> list[float]:

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-import numpy as np
 import torch
 from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
@@ -36,10 +35,11 @@ from core.engine.bundled import (
 from core.engine.capabilities import ALL_CAPABILITIES
 from core.engine.hub import from_local_or_hub, from_pretrained, shorten
 from core.engine.memory import keep_freed_memory
-from core.engine.progress import ProgressCallback
 from core.engine.setup import DTYPES
 from core.engine.start_token import START_TOKEN_RULE, choose_start_token, token_id_of
 from core.errors import ModelLoadError
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -131,57 +131,11 @@ class LoadedModel:
         # One flat list of ids decodes to one string (transformers types the result str | list[str]).
         return cast(str, self.tokenizer.decode(list(ids), clean_up_tokenization_spaces=False))
 
-    # -- the passes each source runs its own way (the other is ServedModel's; callers never ask which) ------------
-    @property
-    def reuses_prefix_cache(self) -> bool:
-        """A shared prompt start can run once and its keys and values be copied to every row."""
-        return True
-
-    def scoring_budget(self, asked: int) -> int:
-        """Tokens per scoring batch: what the caller asked (memory is this process's)."""
-        return asked
-
-    def passage_pass(self, batch: Sequence[Any], kgram_max: int, token_budget: int) -> tuple[list, list | None]:
-        from core.engine.scoring import loaded_passage_pass
-
-        return loaded_passage_pass(self, batch, kgram_max, token_budget)
-
-    def target_pass(
-        self, encoded: Sequence[Any], starts: Sequence[int], token_budget: int, progress: ProgressCallback | None
-    ) -> list[np.ndarray]:
-        from core.engine.scoring import loaded_target_pass
-
-        return loaded_target_pass(self, encoded, starts, token_budget, progress)
-
-    def greedy_pass(
-        self,
-        prompts: Sequence[Sequence[int]],
-        room: Sequence[int],
-        token_budget: int,
-        max_rows: int,
-        progress: ProgressCallback | None,
-    ) -> list[Any]:
-        from core.engine.generation import loaded_greedy_pass
-
-        return loaded_greedy_pass(self, prompts, room, token_budget, max_rows, progress)
-
-    def sequence_pass(
-        self,
-        sequences: Sequence[Sequence[int]],
-        starts: Sequence[int],
-        token_budget: int,
-        progress: ProgressCallback | None,
-    ) -> list[float]:
-        from core.engine.generation import loaded_sequence_pass
-
-        return loaded_sequence_pass(self, sequences, starts, token_budget, progress)
-
-    def alternatives_pass(
-        self, sequences: Sequence[Sequence[int]], k: int, token_budget: int, progress: ProgressCallback | None
-    ) -> list[np.ndarray]:
-        from core.engine.scoring import loaded_alternatives_pass
-
-        return loaded_alternatives_pass(self, sequences, k, token_budget, progress)
+    # -- the one place a caller's work splits by source (the other is ServedModel.visit) --------------------------
+    def visit(self, here: Callable[[LoadedModel], _T], server: Callable[[Any], _T]) -> _T:
+        """``here(self)``: a pass with its in-process implementation (``server`` is for a model behind a server).
+        Each source picks its own way of computing a pass, so callers never ask which source they hold."""
+        return here(self)
 
 
 _Fact = TypeVar("_Fact")

@@ -106,3 +106,13 @@ def scored_text(records: TokenRecords) -> str:
     if records.n_dropped and records.n_tokens:
         return records.text[: int(records.offsets[-1, 1])]
     return records.text
+
+
+def windows_to_grid(values: np.ndarray) -> np.ndarray:
+    """(n, K) window values (row j, column m: token j+m from m previous tokens) → (K, n) k-gram log-probs."""
+    n, K = values.shape
+    grid = np.full((K, n), np.nan)
+    js, ms = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")  # token j, shift m as grids
+    valid = js + ms < n
+    grid[ms[valid], (js + ms)[valid]] = values[valid]
+    return grid

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,8 @@ from core.engine.batching import length_batches
 from core.engine.model_source import ScoringModel, encode_with_offsets
 from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
-from core.engine.records import MAX_KGRAM, TokenRecords
+from core.engine.records import MAX_KGRAM, TokenRecords, windows_to_grid
+from core.engine.served_scoring import SERVED_TOKEN_BUDGET, served_passage_pass, served_target_pass
 from core.errors import InputTextError
 
 DEFAULT_TOKEN_BUDGET = 2048
@@ -65,8 +67,14 @@ def score_texts(
     total = len(encoded)
     results: list[TokenRecords | None] = [None] * total
     done = 0
-    for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], lm.scoring_budget(token_budget)):
-        full, kgrams = lm.passage_pass([encoded[i] for i in batch], kgram_max, token_budget)
+    # A server batches internally and runs --concurrency requests at once: it is kept busy with larger batches.
+    budget = lm.visit(lambda _: token_budget, lambda _: max(token_budget, SERVED_TOKEN_BUDGET))
+    for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], budget):
+        chosen = [encoded[i] for i in batch]
+        full, kgrams = lm.visit(
+            partial(loaded_passage_pass, batch=chosen, kgram_max=kgram_max, token_budget=token_budget),
+            partial(served_passage_pass, batch=chosen, kgram_max=kgram_max),
+        )
         for j, index in enumerate(batch):
             enc = encoded[index]
             logprobs, mu, sigma, entropy, rank = full[j]
@@ -246,13 +254,16 @@ def target_logprobs(
     no k-gram windows. Values equal ``score_texts``'s ``logprobs`` up to float rounding (same batches and
     arithmetic; the vocabulary projection runs on fewer rows): within 10⁻⁶ nats per solution loss here.
     """
-    return lm.target_pass(encoded, starts, token_budget, progress)
+    return lm.visit(
+        lambda here: loaded_target_pass(here, encoded, starts, token_budget, progress),
+        lambda server: served_target_pass(server, encoded, starts, progress),
+    )
 
 
 def loaded_passage_pass(
     lm: LoadedModel, batch: Sequence[_Encoded], kgram_max: int, token_budget: int
 ) -> tuple[list[tuple[np.ndarray, ...]], list[np.ndarray] | None]:
-    """``LoadedModel.passage_pass``: one padded forward pass, and the k-gram windows when ``kgram_max``."""
+    """In process: one padded forward pass, and the k-gram windows when ``kgram_max``."""
     kgrams = _score_kgram_windows(lm, batch, kgram_max, token_budget) if kgram_max else None
     return _score_full(lm, batch), kgrams
 
@@ -265,7 +276,7 @@ def loaded_target_pass(
     token_budget: int,
     progress: ProgressCallback | None,
 ) -> list[np.ndarray]:
-    """``LoadedModel.target_pass``: logits only where a wanted token is predicted (see ``target_logprobs``)."""
+    """In process: logits only where a wanted token is predicted (see ``target_logprobs``)."""
     results: list[np.ndarray] = [np.empty(0)] * len(encoded)
     done = 0
     for batch in length_batches([len(e.context) + len(e.ids) for e in encoded], token_budget):
@@ -377,16 +388,6 @@ def _score_kgram_windows(
     return results
 
 
-def windows_to_grid(values: np.ndarray) -> np.ndarray:
-    """(n, K) window values (row j, column m: token j+m from m previous tokens) → (K, n) k-gram log-probs."""
-    n, K = values.shape
-    grid = np.full((K, n), np.nan)
-    js, ms = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")  # token j, shift m as grids
-    valid = js + ms < n
-    grid[ms[valid], (js + ms)[valid]] = values[valid]
-    return grid
-
-
 def _fill_short_contexts(kgram: np.ndarray) -> np.ndarray:
     """Tokens with fewer than k−1 predecessors: their k-gram context is the whole passage prefix.
 
@@ -408,7 +409,7 @@ def loaded_alternatives_pass(
     token_budget: int,
     progress: ProgressCallback | None,
 ) -> list[np.ndarray]:
-    """``LoadedModel.alternatives_pass``: per sequence, (tokens after the first, k) ids of the model's k likeliest
+    """In process: per sequence, (tokens after the first, k) ids of the model's k likeliest
     tokens at each of those positions, best first."""
     out: list[np.ndarray | None] = [None] * len(sequences)
     done = 0

@@ -22,19 +22,19 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from core.engine import served_answers as answers
 from core.engine.capabilities import GENERATION, TARGET_LOGPROBS, TOP_ALTERNATIVES
-from core.engine.progress import ProgressCallback
 from core.engine.served_tokens import token_offsets
 from core.engine.start_token import ENDOFTEXT, is_chat_role_token
 from core.errors import LeakLensError, ModelLoadError
 
 SERVED_PREFIX = "served:"
+_T = TypeVar("_T")
 DEFAULT_CONCURRENCY = 4
 """Requests in flight at once; a server batches concurrent requests, so a few keep it busy."""
 DEFAULT_TIMEOUT_S = 300.0
@@ -193,60 +193,10 @@ class ServedModel:
             logprobs[i], ranks[i] = answers.token_logprob(entry, int(token), i + 2, self.base_url)
         return logprobs, ranks
 
-    # -- the passes each source runs its own way (the other is LoadedModel's; callers never ask which) ------------
-    @property
-    def reuses_prefix_cache(self) -> bool:
-        """No: the server schedules and caches as it does; each prompt is sent whole."""
-        return False
-
-    def scoring_budget(self, asked: int) -> int:
-        """Tokens per scoring batch: at least ``SERVED_TOKEN_BUDGET``, so the server stays busy."""
-        from core.engine.served_scoring import SERVED_TOKEN_BUDGET
-
-        return max(asked, SERVED_TOKEN_BUDGET)
-
-    def passage_pass(self, batch: Sequence[Any], kgram_max: int, token_budget: int) -> tuple[list, list | None]:
-        from core.engine.served_scoring import served_passage_pass
-
-        return served_passage_pass(self, batch, kgram_max)
-
-    def target_pass(
-        self, encoded: Sequence[Any], starts: Sequence[int], token_budget: int, progress: ProgressCallback | None
-    ) -> list[np.ndarray]:
-        from core.engine.served_scoring import served_target_pass
-
-        return served_target_pass(self, encoded, starts, progress)
-
-    def greedy_pass(
-        self,
-        prompts: Sequence[Sequence[int]],
-        room: Sequence[int],
-        token_budget: int,
-        max_rows: int,
-        progress: ProgressCallback | None,
-    ) -> list[Any]:
-        from core.engine.generation import served_greedy_pass
-
-        return served_greedy_pass(self, prompts, room, progress)
-
-    def sequence_pass(
-        self,
-        sequences: Sequence[Sequence[int]],
-        starts: Sequence[int],
-        token_budget: int,
-        progress: ProgressCallback | None,
-    ) -> list[float]:
-        from core.engine.generation import served_sequence_pass
-
-        return served_sequence_pass(self, sequences, starts, progress)
-
-    def alternatives_pass(
-        self, sequences: Sequence[Sequence[int]], k: int, token_budget: int, progress: ProgressCallback | None
-    ) -> list[np.ndarray]:
-        alternatives = self.top_alternatives(sequences, k)
-        if progress is not None:
-            progress(len(sequences), len(sequences))
-        return alternatives
+    # -- the one place a caller's work splits by source (the other is LoadedModel.visit) --------------------------
+    def visit(self, here: Callable[[Any], _T], server: Callable[[ServedModel], _T]) -> _T:
+        """``server(self)``: a pass as a server computes it (``here`` is for a model loaded in this process)."""
+        return server(self)
 
     def top_alternatives(self, prompts: Sequence[Sequence[int]], k: int) -> list[np.ndarray]:
         """For each token-id prompt: (tokens after the first, k) ids of the model's k likeliest tokens at

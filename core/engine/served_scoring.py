@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from core.engine.progress import ProgressCallback
+from core.engine.records import windows_to_grid
 from core.engine.served import ServedModel
 
 SERVED_TOKEN_BUDGET = 65_536
@@ -56,9 +57,7 @@ def served_kgram_windows(model: ServedModel, passages: Sequence[Sequence[int]], 
 
 
 def served_passage_pass(model: ServedModel, batch: Sequence[Any], kgram_max: int) -> tuple[list, list | None]:
-    """``ServedModel.passage_pass``: the passages' per-token statistics and, with ``kgram_max``, their k-gram grids."""
-    from core.engine.scoring import windows_to_grid
-
+    """A served model's scoring pass: the passages' per-token statistics and, with ``kgram_max``, their k-gram grids."""
     full = served_full_pass(model, [(e.context, e.ids) for e in batch])
     if not kgram_max:
         return full, None
@@ -68,7 +67,7 @@ def served_passage_pass(model: ServedModel, batch: Sequence[Any], kgram_max: int
 def served_target_pass(
     model: ServedModel, encoded: Sequence[Any], starts: Sequence[int], progress: ProgressCallback | None
 ) -> list[np.ndarray]:
-    """``ServedModel.target_pass``: each passage's log-probs from ``starts[i]`` on, in one round of requests."""
+    """A served model's target log-probs: each passage's log-probs from ``starts[i]`` on, in one round of requests."""
     answers = served_full_pass(model, [(e.context, e.ids) for e in encoded])
     if progress is not None:
         progress(len(encoded), len(encoded))

@@ -13,6 +13,7 @@ This module holds the statistics and the report, computed from already-measured 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -93,6 +94,14 @@ class DeltaStats:
     """"wilcoxon signed-rank" (paired) or "mann-whitney u" (unpaired)."""
     n_test: int
     n_ref: int
+
+    @property
+    def p_easier(self) -> float | None:
+        """One-sided p-value that the benchmark is easier (Δ < 0), halved from the two-sided test on the side of
+        the observed Δ; None when there were too few problems for the test."""
+        if not math.isfinite(self.p_value):
+            return None
+        return self.p_value / 2 if self.delta < 0 else 1 - self.p_value / 2
 
 
 def bootstrap_deltas(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal
 
 from core.data.questions import MCQuestion, PromptLayout
 from core.engine.generation import DEFAULT_GENERATION_BUDGET, Generation, greedy_generate
@@ -163,13 +163,20 @@ def run_mcq_sets(
     probe_sets = [_set_probes(lm, questions, config) for questions in question_sets]
     probes = [p for set_probes in probe_sets for p in set_probes]
     counts = [p.n_truth_tokens + config.slack_tokens for p in probes]
-    if per_probe or not lm.reuses_prefix_cache:
-        generations = greedy_generate(
-            lm, [p.context_ids for p in probes], counts, token_budget=config.token_budget, progress=progress
+    contexts = [p.context_ids for p in probes]
+
+    def each_probe(model: ScoringModel) -> list[Generation]:
+        return greedy_generate(model, contexts, counts, token_budget=config.token_budget, progress=progress)
+
+    def along_renderings(model: LoadedModel) -> list[Generation]:
+        return (
+            each_probe(model)
+            if per_probe
+            else _generations_along_renderings(model, question_sets, probe_sets, config, progress)
         )
-    else:
-        # Only a model loaded here keeps a cache to reuse along the renderings.
-        generations = _generations_along_renderings(cast(LoadedModel, lm), question_sets, probe_sets, config, progress)
+
+    # A model loaded here reuses one cache along each question's renderings; a server is handed each probe.
+    generations = lm.visit(along_renderings, each_probe)
     judged = [_judge(lm, probe, generation, config) for probe, generation in zip(probes, generations, strict=True)]
     runs, at = [], 0
     for questions in question_sets:

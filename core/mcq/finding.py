@@ -18,9 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 from core.mcq.completion import ProbeKind
+from core.mcq.permutation import PermutationResult
 from core.mcq.study import MCQReport
 from core.stats.bootstrap import DEFAULT_SEED, percentile_interval, resample_indices
 from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
+from core.stats.proportion import NONE_MARGIN as PROPORTION_MARGIN
+from core.stats.proportion import ShareReading
+from core.stats.sign_flip import sign_flip_p_value
 
 MIN_QUESTIONS = 5
 """Fewer questions than this and the finding is inconclusive. The paired bootstrap resamples questions: four
@@ -124,3 +128,48 @@ def mcq_finding(report: MCQReport) -> Finding:
         tuple(caveats),
         numbers,
     )
+
+
+def drop_p_value(report: MCQReport, kind: ProbeKind = "completion") -> float:
+    """One-sided p-value of the drop (``core.stats.sign_flip``): a model that never saw the benchmark has no reason
+    to finish a question's options better in the published order than shuffled."""
+    original = np.array([r.score(kind) for r in report.original.results], dtype=float)
+    shuffled = np.array([r.score(kind) for r in report.shuffled.results], dtype=float)
+    return sign_flip_p_value(original - shuffled)
+
+
+def option_order_finding(orders: PermutationResult) -> Finding:
+    """Whether each question's published order of options is the likeliest of all its orders more often than
+    chance (one in the number of orders), read as a share of questions (``core.stats.proportion``)."""
+    n, m = len(orders.questions), orders.n_orders
+    hits = sum(q.rank == 1 for q in orders.questions)
+    reading = ShareReading(hits, n, 1 / m)
+    lo, hi = reading.interval
+    evidence = (
+        f"the published order of the options is the likeliest of its {m} orders for {hits} of {count(n, 'question')} "
+        f"({reading.share:.0%}, 95% interval {lo:.0%}–{hi:.0%}); chance alone gives {1 / m:.0%}",
+        f"one-sided binomial p = {reading.p_value:.2g}",
+    )
+    numbers = (
+        f"published order likeliest: {hits} of {n} questions ({interval(lo, hi, '.0%')}) · chance {1 / m:.0%} · "
+        f"no-effect margin {PROPORTION_MARGIN:.0%} above chance"
+    )
+    caveats = ("Ties count against the published order.",)
+    if n < MIN_QUESTIONS:
+        return Finding("inconclusive", too_few(count(n, "question"), str(MIN_QUESTIONS)), evidence, caveats, numbers)
+    level = reading.level
+    if level in ("strong", "moderate", "weak"):
+        headline = (
+            f"{level.capitalize()} evidence the model knows the published order of the options: it finds that "
+            f"order the likeliest for {reading.share:.0%} of questions, where chance gives {1 / m:.0%}."
+        )
+    elif level == "none":
+        headline = (
+            f"No preference for the published order of the options: it is the likeliest for {reading.share:.0%} of "
+            f"questions, about what chance gives ({1 / m:.0%})."
+        )
+    else:
+        needed = reading.items_needed()
+        more = f"about {needed - n} more questions would settle it" if needed else "more questions would settle it"
+        headline = f"Cannot tell yet whether the model prefers the published order of the options; {more}."
+    return Finding(level, headline, evidence, caveats, numbers)

@@ -26,8 +26,8 @@ import numpy as np
 from core.engine.model_source import ScoringModel, decode
 from core.engine.progress import ProgressCallback
 from core.engine.records import TokenRecords, scored_text
-from core.engine.scoring import DEFAULT_TOKEN_BUDGET
-from core.engine.served import ALTERNATIVES_PER_POSITION
+from core.engine.scoring import DEFAULT_TOKEN_BUDGET, loaded_alternatives_pass
+from core.engine.served import ALTERNATIVES_PER_POSITION, ServedModel
 
 TOP_ALTERNATIVES = ALTERNATIVES_PER_POSITION
 """How many of the model's most likely tokens are searched for a usable replacement."""
@@ -59,7 +59,19 @@ def top_alternatives(
     from the same token ids the records hold, so positions line up with ``records.offsets``.
     """
     sequences = [[lm.start_token_id, *r.token_ids.tolist()] for r in records]
-    return lm.alternatives_pass(sequences, k, token_budget, progress)
+    return lm.visit(
+        lambda here: loaded_alternatives_pass(here, sequences, k, token_budget, progress),
+        lambda server: _served_alternatives(server, sequences, k, progress),
+    )
+
+
+def _served_alternatives(
+    served: ServedModel, sequences: list[list[int]], k: int, progress: ProgressCallback | None
+) -> list[np.ndarray]:
+    alternatives = served.top_alternatives(sequences, k)
+    if progress is not None:
+        progress(len(sequences), len(sequences))
+    return alternatives
 
 
 class _Decoder:

@@ -18,11 +18,15 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from core.audit.plan import EXTRACTION
+from core.audit.run import KIND as AUDIT_KIND
+from core.audit.run import Audit, audit_from_run
 from core.benchmark_order.run import KIND as ORDER_KIND
 from core.benchmark_order.run import order_test_from_run
 from core.data.demo import pair_label
 from core.dataset_inference.run import KIND as INFERENCE_KIND
 from core.dataset_inference.run import inference_from_run
+from core.errors import LeakLensError
 from core.loss_delta.comparison import COMPARISON_KIND, report_from_comparison
 from core.loss_delta.finding import leakage_finding
 from core.loss_delta.stored import KIND as DELTA_KIND
@@ -39,12 +43,14 @@ from core.passage.stored import inspection_from_run
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
 from core.store.stored_run import data_name
+from core.viz.audit_plots import evidence_chart, extraction_chart
 from core.viz.benchmark_order_plots import order_chart
 from core.viz.dataset_inference_plots import held_out_scores
 from core.viz.loss_delta_plots import delta_bars
 from core.viz.mcq_plots import mcq_score_distribution
 from core.viz.membership_plots import auroc_heatmap, detector_summary
 from core.viz.passage_plots import verdict_strip
+from core.viz.reports import audit as audit_report
 from core.viz.reports import benchmark_order as order_report
 from core.viz.reports import dataset_inference as inference_report
 from core.viz.reports import loss_delta as loss_delta_report
@@ -119,6 +125,8 @@ class RunKind:
     """Its runs are listed one row per model, their sets joined (a model's loss-delta sets)."""
     page: PageCard | None = None
     """The page that runs this test (its Home card and navigation entry); None: no page of its own."""
+    report_opens_with_summary: bool = False
+    """A report of one such run opens with its first section as an executive summary (an audit's)."""
 
     @property
     def has_verdict(self) -> bool:
@@ -130,7 +138,90 @@ class RunKind:
         return self.figure_key or f"results_{self.name}_figure"
 
 
+@dataclass(frozen=True)
+class OpenedAudit:
+    """A stored audit with its parts' stored runs reopened (each as its own kind rebuilds it)."""
+
+    audit: Audit
+    parts: tuple[tuple[str, Any, RunInfo], ...]
+    """(the test's key, its rebuilt result, its stored run), once per stored run, in the plan's order."""
+    notes: tuple[str, ...] = ()
+    """Parts whose stored run could not be reopened, and why."""
+
+
+def open_audit(store: ResultStore, run: RunInfo) -> OpenedAudit:
+    """The audit and its parts from the store alone; a part no longer stored is named, never silently left out."""
+    audit = audit_from_run(store, run)
+    parts: list[tuple[str, Any, RunInfo]] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    for part in audit.parts:
+        if not part.run_id or part.run_id in seen:
+            continue
+        seen.add(part.run_id)
+        stored = store.get_run(part.run_id)
+        kind = KIND_BY_NAME.get(part.run_kind or "")
+        if stored is None or kind is None or kind.rebuild is None:
+            notes.append(f"The stored run of {part.key} ({part.run_id}) is no longer in the results store.")
+            continue
+        try:
+            parts.append((part.key, kind.rebuild(store, stored), stored))
+        except LeakLensError as exc:
+            notes.append(f"The stored run of {part.key} cannot be reopened: {exc}")
+    return OpenedAudit(audit, tuple(parts), tuple(notes))
+
+
+def audit_figure(opened: OpenedAudit) -> go.Figure:
+    """The chart of the strongest evidence (that test's own chart); without evidence, every test's reading."""
+    strongest = opened.audit.verdict.strongest
+    items = opened.audit.items_extraction
+    if strongest == EXTRACTION.key and items is not None:
+        return extraction_chart(items)
+    holder = opened.audit.part(strongest).run_id if strongest else None
+    for _, result, stored in opened.parts:
+        figure = KIND_BY_NAME[stored.kind].figure
+        if stored.run_id == holder and figure is not None:
+            return figure(result)
+    return evidence_chart(opened.audit)
+
+
+def audit_sections(items: Sequence[tuple[OpenedAudit, RunInfo]]) -> list[ReportSection]:
+    """Each audit's executive summary, then each test's own section as its own report has it."""
+    sections: list[ReportSection] = []
+    for opened, _ in items:
+        sections.append(audit_report.audit_summary_section(opened.audit))
+        for _, result, stored in opened.parts:
+            kind = KIND_BY_NAME[stored.kind]
+            if kind.sections is not None:
+                sections.extend(kind.sections([(result, stored)]))
+        extraction = audit_report.extraction_section(opened.audit)
+        if extraction is not None:
+            sections.append(extraction)
+    return sections
+
+
 KINDS: tuple[RunKind, ...] = (
+    RunKind(
+        AUDIT_KIND,
+        "Audit",
+        open_audit,
+        lambda opened: opened.audit.finding,
+        sections=audit_sections,
+        csv=lambda opened, finding, run: audit_report.audit_csv(opened.audit, finding, data_name(run)),
+        figure=audit_figure,
+        figure_key="results_audit_chart",
+        report_title=audit_report.TITLE,
+        report_intro=audit_report.INTRO,
+        report_opens_with_summary=True,
+        page=PageCard(
+            "pages/0_Audit_a_model.py",
+            "Audit a model",
+            ":material/verified:",
+            "Has this model seen this benchmark? Every test that fits runs on it, and one verdict says what they "
+            "found together.",
+            ui_module="ui.audit",
+        ),
+    ),
     RunKind(
         MEMBERSHIP_KIND,
         "Membership benchmark",

@@ -18,8 +18,8 @@ from typing import Any
 from core.results.kinds import KINDS, STORY_KINDS, kind_label
 from core.store.results import FINISHED, INTERRUPTED, RUNNING, RunInfo
 
-PART_LINKS = ("scores_run", "set_runs")
-"""Key fields by which a run names the runs it is built from (dataset inference, loss-delta comparison)."""
+PART_LINKS = ("scores_run", "set_runs", "part_runs")
+"""Key fields by which a run names the runs it is built from (dataset inference, loss-delta comparison, audit)."""
 PER_MODEL_KINDS = frozenset(kind.name for kind in KINDS if kind.listed_per_model)
 """Kinds listed one row per model, their sets joined (a model's loss-delta problem sets)."""
 

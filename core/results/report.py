@@ -72,7 +72,8 @@ def stored_runs_report(store: ResultStore, runs: Sequence[RunInfo], *, title: st
         ),
         None,
     )
-    return render_report(sections, title=title, intro=intro, overview=overview)
+    summary_first = len(opened) == 1 and kind_of(opened[0].kind).report_opens_with_summary
+    return render_report(sections, title=title, intro=intro, overview=overview, summary_first=summary_first)
 
 
 def _with_other_names(section: ReportSection, run: RunInfo) -> ReportSection:
@@ -86,14 +87,21 @@ def _with_other_names(section: ReportSection, run: RunInfo) -> ReportSection:
 
 
 def _sections(opened: Sequence[StoredResult]) -> list[ReportSection]:
-    """One section per run in the order given, each kind's runs built together."""
+    """The sections of each run in the order given, each kind's runs built together; a kind whose runs each give
+    several sections (an audit: its summary, then its tests') is built run by run."""
     by_kind: dict[str, list[int]] = {}
     for index, stored in enumerate(opened):
         by_kind.setdefault(stored.kind, []).append(index)
-    sections: list[ReportSection | None] = [None] * len(opened)
+    sections: list[list[ReportSection]] = [[] for _ in opened]
     for name, indexes in by_kind.items():
         build = kind_of(name).sections
         assert build is not None  # checked before opening
-        for index, section in zip(indexes, build([(opened[i].result, opened[i].run) for i in indexes]), strict=True):
-            sections[index] = _with_other_names(section, opened[index].run)
-    return [s for s in sections if s is not None]
+        together = build([(opened[i].result, opened[i].run) for i in indexes])
+        if len(together) == len(indexes):
+            for index, section in zip(indexes, together, strict=True):
+                sections[index] = [_with_other_names(section, opened[index].run)]
+            continue
+        for index in indexes:
+            own = build([(opened[index].result, opened[index].run)])
+            sections[index] = [_with_other_names(own[0], opened[index].run), *own[1:]] if own else []
+    return [section for run_sections in sections for section in run_sections]

@@ -58,6 +58,10 @@ GLOSSARY: dict[str, str] = {
     "whether the published order is likelier than shuffles of it across the shards.",
     "sign test": "Counts the shards where the published order beats the average shuffle; a model without a "
     "preference would win about half.",
+    "Holm correction": "Running several tests gives chance several tries: Holm's correction raises each test's bar "
+    "so that a model which never saw the benchmark reads evidence in any of them at most 5% of the time.",
+    "family-wise level": "The most often, across all the tests of an audit together, that chance alone may read as "
+    "evidence (5%).",
 }
 
 FORMS: tuple[tuple[str, str], ...] = (
@@ -93,6 +97,9 @@ FORMS: tuple[tuple[str, str], ...] = (
     (r"(?i:percentiles?)", "percentile"),
     (r"(?i:t-tests?)", "t-test"),
     (r"(?i:sign tests?)", "sign test"),
+    (r"(?i:Holm(?:'s)? correction)", "Holm correction"),
+    (r"(?i:after Holm)", "Holm correction"),
+    (r"(?i:family-wise level)", "family-wise level"),
 )
 
 _PATTERN = re.compile("|".join(f"(?P<t{i}>(?<![\\w-]){form}(?![\\w]))" for i, (form, _) in enumerate(FORMS)))

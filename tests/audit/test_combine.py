@@ -138,8 +138,7 @@ def test_evidence_that_does_not_survive_the_correction_does_not_count():
     assert verdict.level == "inconclusive"  # not none: one part read weak
     assert verdict.strongest is None
     assert verdict.headline == (
-        "Cannot tell whether the model trained on this benchmark: no test's evidence holds up once all 4 tests are "
-        "counted together."
+        "Cannot tell yet whether the model trained on this benchmark: no test found evidence that holds up."
     )
 
 
@@ -154,7 +153,7 @@ def test_none_only_when_every_part_that_ran_is_none():
     one_open = combine_parts([part(ORDER.key, "none", 0.4), part(MCQ.key, "inconclusive", 0.3)])
     assert one_open.level == "inconclusive"
     assert one_open.flagged == (MCQ.key,)
-    assert one_open.headline.endswith("and Multiple-choice memorisation could not give a verdict.")
+    assert one_open.headline.endswith("and multiple-choice memorisation could not decide yet.")
     assert combine_parts([part(ORDER.key, "none", 0.4)]).headline.startswith(
         "No sign of training on this benchmark: the one test that ran"
     )
@@ -167,7 +166,7 @@ def test_a_surviving_part_that_reads_no_evidence_adds_none():
     assert verdict.survivors == (ORDER.key,)
     assert verdict.level == "inconclusive"
     assert verdict.flagged == (ORDER.key,)
-    assert "Benchmark order could not give a verdict" in verdict.headline
+    assert "benchmark order is explained by something else" in verdict.headline
     tiny = combine_parts([part(ORDER.key, "none", 1e-6), part(MCQ.key, "none", 0.5)])
     assert tiny.level == "none" and tiny.strongest is None
 
@@ -192,9 +191,9 @@ def test_confounded_and_inconclusive_parts_are_named_even_beside_evidence():
     )
     # Holm over (0.2, 0.0001, 0.3): 3 × 0.0001 = 0.0003; 2 × 0.2 = 0.4; 1 × 0.3 = 0.3, max(0.4, 0.3) = 0.4.
     assert finding.evidence == (
-        "Benchmark order: confounded, p 0.2 (0.4 after Holm), does not hold up",
-        "Multiple-choice memorisation: strong, p 0.0001 (0.0003 after Holm), holds up",
-        "Extraction: inconclusive, p 0.3 (0.4 after Holm), does not hold up",
+        "Benchmark order: confounded, p = 0.2 (0.4 after Holm), does not hold up",
+        "Multiple-choice memorisation: strong, p = 0.0001 (0.0003 after Holm), holds up",
+        "Extraction: inconclusive, p = 0.3 (0.4 after Holm), does not hold up",
         "Overlap: strong, no p-value (not counted)",
     )
     assert finding.numbers == "Holm correction over 3 tests at family-wise level 0.05 · 1 of 3 hold up"

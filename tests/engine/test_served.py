@@ -189,7 +189,8 @@ def test_a_server_gone_mid_run_stops_the_run_and_it_resumes_once_the_server_is_b
     methods = parse_methods(["loss", "zlib"])
     store = ResultStore(tmp_path / "results.sqlite")
     with gateway(upstream, [], port=port) as (root, plan):
-        spec = _served(f"{root}/v1").spec
+        served = _served(f"{root}/v1")
+        spec = served.spec
 
         def close_after_batch_one(done: int, total: int) -> None:
             if done >= 8:
@@ -197,14 +198,15 @@ def test_a_server_gone_mid_run_stops_the_run_and_it_resumes_once_the_server_is_b
 
         with pytest.raises(ServedModelError, match="Cannot reach the server at .* resumes where it stopped"):
             run_membership_benchmark(
-                dataset, resolve_model(spec), methods, store=store, batch_size=8, progress=close_after_batch_one
+                dataset, served_handle(served), methods, store=store, batch_size=8, progress=close_after_batch_one
             )
     (run,) = store.list_runs(KIND)
     assert run.status == INTERRUPTED
     assert run.n_done == 8
     with gateway(upstream, [], port=port) as (root, _plan):
-        assert _served(f"{root}/v1").spec == spec
-        result = run_membership_benchmark(dataset, resolve_model(spec), methods, store=store, batch_size=8)
+        again = _served(f"{root}/v1")
+        assert again.spec == spec
+        result = run_membership_benchmark(dataset, served_handle(again), methods, store=store, batch_size=8)
     assert result.run_id == run.run_id
     assert result.n_computed == 16
     assert result.n == 24

@@ -104,9 +104,17 @@ def _figure_html(figure: go.Figure) -> str:
 
 
 def render_report(
-    sections: Sequence[ReportSection], *, title: str, intro: str = "", overview: go.Figure | None = None
+    sections: Sequence[ReportSection],
+    *,
+    title: str,
+    intro: str = "",
+    overview: go.Figure | None = None,
+    summary_first: bool = False,
 ) -> str:
-    """The whole document: every verdict first, then an optional overview chart, then one section per run."""
+    """The whole document: every verdict first, then an optional overview chart, then one section per run.
+
+    ``summary_first``: the first section is an executive summary (an audit's) and opens the report on one screen:
+    its verdict, its table and notes, then its chart; every later section shows its own verdict at its start."""
     if not sections:
         raise LeakLensError("There are no finished runs to report; run a test first.")
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -119,15 +127,31 @@ def render_report(
         f'<script type="text/javascript">{get_plotlyjs()}</script>',
         "</head><body>",
         f"<h1>{escape(title)}</h1>",
-        '<div class="findings">',
-        *(banner_html(s.finding, subject=s.heading, link=a) for s, a in zip(sections, anchors)),
-        "</div>",
-        f'<p class="meta">Generated {generated} by LeakLens · {len(sections)} run(s). {intro}</p>',
     ]
+    if summary_first:
+        summary, sections, anchors = sections[0], sections[1:], anchors[1:]
+        parts += [
+            '<div class="findings">',
+            banner_html(summary.finding, subject=summary.heading),
+            "</div>",
+            summary.lead,
+            summary.details,
+            *(_figure_html(figure) for figure in summary.figures),
+            f'<p class="meta">Generated {generated} by LeakLens. {intro}</p>',
+        ]
+    else:
+        parts += [
+            '<div class="findings">',
+            *(banner_html(s.finding, subject=s.heading, link=a) for s, a in zip(sections, anchors)),
+            "</div>",
+            f'<p class="meta">Generated {generated} by LeakLens · {len(sections)} run(s). {intro}</p>',
+        ]
     if overview is not None:
         parts += ["<h2>Compare methods</h2>", _figure_html(overview)]
     for section, anchor in zip(sections, anchors):
         parts.append(f'<section id="{anchor}"><h2>{escape(section.heading)}</h2>')
+        if summary_first:
+            parts.append(banner_html(section.finding))
         if section.meta:
             parts.append(f'<p class="meta">{escape(section.meta)}</p>')
         evidence, *more = section.figures or (None,)
