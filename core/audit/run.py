@@ -140,6 +140,7 @@ class _Context:
     store: ResultStore
     plan: AuditPlan
     columns: MCQColumns
+    template: str | None
 
 
 def table_fingerprint(table: Table) -> str:
@@ -157,11 +158,13 @@ def run_audit(
     plan: AuditPlan | None = None,
     progress: AuditProgress | None = None,
     alpha: float = DEFAULT_ALPHA,
+    template: str | None = None,
 ) -> Audit:
     """Run every test ``plan`` (default: ``plan_audit``) runs on ``table`` under ``model``, combine, and store.
 
     ``progress(label)`` is called as each step starts and returns that step's ``(done, total)`` callback (or
-    None); a callback may raise to cancel, and every batch finished before that stays stored."""
+    None); a callback may raise to cancel, and every batch finished before that stays stored. ``template`` is how
+    one item reads for the order test and the extraction (default: every column but a row id, joined by spaces)."""
     started = time.perf_counter()
     sources = sources or EvidenceSources()
     store = store or ResultStore()
@@ -169,7 +172,7 @@ def run_audit(
     plan = plan or plan_audit(table, sources, mcq_columns=columns)
     if not plan.to_run:
         raise DataError("No test applies to this benchmark. " + " ".join(p.why_not + "." for p in plan.left_out))
-    context = _Context(table, model, sources, store, plan, columns)
+    context = _Context(table, model, sources, store, plan, columns, template)
     steps = [step for step in STEPS if plan.part(step.first).applies]
     parts: list[AuditPart] = []
     say: AuditProgress = progress or (lambda _label: None)
@@ -183,16 +186,17 @@ def run_audit(
             parts.extend(_not_run(plan, step, exc))
     verdict = combine_parts([p.result for p in parts], alpha)
     audit = Audit(plan.benchmark, model.spec, plan, tuple(parts), verdict, elapsed_s=time.perf_counter() - started)
-    run = _store(store, audit, model, table)
+    run = _store(store, audit, model, table, template)
     return Audit(audit.benchmark, audit.model, plan, audit.parts, verdict, run.run_id, audit.elapsed_s)
 
 
-def _store(store: ResultStore, audit: Audit, model: ModelHandle, table: Table) -> RunInfo:
+def _store(store: ResultStore, audit: Audit, model: ModelHandle, table: Table, template: str | None) -> RunInfo:
     key = {
         **model.key,
         "benchmark": table_fingerprint(table),
         "part_runs": {p.key: p.run_id for p in audit.parts if p.run_id},
         "alpha": audit.verdict.alpha,
+        "template": template,
         "format": FORMAT,
     }
     meta = {"dataset": audit.benchmark, "model": audit.model, "n_total": len(audit.parts)}
@@ -246,7 +250,7 @@ def _order(ctx: _Context, progress: StepProgress) -> list[AuditPart]:
     from core.benchmark_order.settings import OrderSettings
     from core.benchmark_order.sizing import suggested_shards
 
-    examples = render_examples(ctx.table)
+    examples = render_examples(ctx.table, ctx.template)
     settings = OrderSettings(shards=max(2, suggested_shards(len(examples))))
     test = run_order_test(examples, settings, model=ctx.model, store=ctx.store, progress=progress())
     return [AuditPart(ORDER.key, test.finding, _finite(test.result.p_value), test.run_id, ORDER_KIND)]
@@ -280,7 +284,7 @@ def _mcq(ctx: _Context, progress: StepProgress) -> list[AuditPart]:
 def _extraction(ctx: _Context, progress: StepProgress) -> list[AuditPart]:
     from core.benchmark_order.examples import render_examples
 
-    texts = render_examples(ctx.table).texts
+    texts = render_examples(ctx.table, ctx.template).texts
     stages = {"fresh": "freshly written passages, scored once for this model", "items": "continuing the items"}
     result = items_extraction(ctx.model, texts, store=ctx.store, progress=lambda stage: progress(stages[stage]))
     return [AuditPart(EXTRACTION.key, result.finding, result.p_value, detail=result.to_dict())]

@@ -45,6 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     data.add_argument("--split", help="split of a hub dataset")
     data.add_argument("--config", help="configuration of a hub dataset")
     data.add_argument("--limit", type=int, help="use the first N rows")
+    data.add_argument(
+        "--text-template",
+        help='how one item reads for the order test and extraction, e.g. "{question} {answer}" (default: every '
+        "column but a row id, joined by spaces)",
+    )
     evidence = parser.add_argument_group("evidence sources (each adds the test that needs it)")
     evidence.add_argument(
         "--reference",
@@ -80,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     with open_store(args) as store, _Bars() as bars:
-        audit = run_audit(table, model, sources=sources, store=store, plan=plan, progress=bars.step)
+        audit = run_audit(
+            table, model, sources=sources, store=store, plan=plan, progress=bars.step, template=args.text_template
+        )
     document = audit.to_dict()
     if args.no_store:
         document.pop("run_id")
