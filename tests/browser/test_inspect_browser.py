@@ -157,6 +157,11 @@ def test_analyse_128_tokens_response_time_and_html_escaping(app_url, browser_pag
     _type_passage(page, passage)
     seconds = _analyse(page)
     _log_timing("inspect_analyse_to_chart_new_session", seconds, model="tiny-random", tokens=n_tokens)
+    # The page draws the passage's own result, then reruns twice (verdict, k-gram pass): on a busy machine the
+    # idle moment between two runs can pass for the end, so wait for the heatmap the last run leaves.
+    page.wait_for_function(
+        "n => document.querySelectorAll('.ll-heatmap .ll-tok').length === n", arg=n_tokens, timeout=60_000
+    )
     assert page.locator(".ll-heatmap .ll-tok").count() == n_tokens
 
     # Same session, charting library already loaded: the case a user meets on every further passage.
