@@ -29,8 +29,8 @@ from ui.results import card, reopened, show_run, show_same_question
 
 INTRO = (
     "Every run stored on this machine, from this dashboard or the command line (`python -m core mia ...`, "
-    "`mcq ...`, `delta ...`, `dataset-inference ...`, `order-test ...`): the most recent one opens here, every "
-    "run's verdict is listed below it. Export a self-contained report from here, or from a terminal with "
+    "`mcq ...`, `delta ...`, `dataset-inference ...`, `order-test ...`, `audit ...`): the most recent one opens "
+    "here, every run's verdict is listed below it. Export a self-contained report from here, or from a terminal with "
     "`python -m core report RUN_ID --out report.html` (run ids in Setup)."
 )
 PRESENT_INTRO = (
