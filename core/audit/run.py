@@ -141,6 +141,7 @@ class _Context:
     plan: AuditPlan
     columns: MCQColumns
     template: str | None
+    overlap_backend: Any
 
 
 def table_fingerprint(table: Table) -> str:
@@ -159,12 +160,14 @@ def run_audit(
     progress: AuditProgress | None = None,
     alpha: float = DEFAULT_ALPHA,
     template: str | None = None,
+    overlap_backend: Any = None,
 ) -> Audit:
     """Run every test ``plan`` (default: ``plan_audit``) runs on ``table`` under ``model``, combine, and store.
 
     ``progress(label)`` is called as each step starts and returns that step's ``(done, total)`` callback (or
     None); a callback may raise to cancel, and every batch finished before that stays stored. ``template`` is how
-    one item reads for the order test and the extraction (default: every column but a row id, joined by spaces)."""
+    one item reads for the order test and the extraction (default: every column but a row id, joined by spaces).
+    ``overlap_backend`` holds the index overlap searches (default: the embedded indexes in LeakLens's cache)."""
     started = time.perf_counter()
     sources = sources or EvidenceSources()
     store = store or ResultStore()
@@ -172,7 +175,7 @@ def run_audit(
     plan = plan or plan_audit(table, sources, mcq_columns=columns)
     if not plan.to_run:
         raise DataError("No test applies to this benchmark. " + " ".join(p.why_not + "." for p in plan.left_out))
-    context = _Context(table, model, sources, store, plan, columns, template)
+    context = _Context(table, model, sources, store, plan, columns, template, overlap_backend)
     steps = [step for step in STEPS if plan.part(step.first).applies]
     parts: list[AuditPart] = []
     say: AuditProgress = progress or (lambda _label: None)
@@ -337,7 +340,8 @@ def _overlap(ctx: _Context, progress: StepProgress) -> list[AuditPart]:
     index = ctx.sources.index
     assert index is not None  # the plan runs overlap only with an index
     test_set = eval_set_from_table(ctx.table, None, name=ctx.plan.benchmark)
-    matches = search(get_backend("embedded"), [index], [test_set], progress=progress())
+    backend = ctx.overlap_backend or get_backend("embedded")
+    matches = search(backend, [index], [test_set], progress=progress())
     report = build_contamination_report(matches)
     # A match is a fact, not a test: overlap is shown and never counted in the combination.
     return [AuditPart(OVERLAP.key, overlap_finding(report), None)]

@@ -16,13 +16,14 @@ from core.cli.common import (
     store_options,
     tested_model,
 )
+from core.cli.overlap_cmd import backend_from_args, backend_options
 from core.errors import DataError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "audit",
-        parents=[model_options(), output_options(), store_options()],
+        parents=[model_options(), output_options(), store_options(), backend_options()],
         help="audit: has this model seen this benchmark? every applicable test, one combined verdict",
         description=(
             "Plan which tests fit the benchmark and the evidence given (the benchmark-order test, multiple-choice "
@@ -86,7 +87,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     with open_store(args) as store, _Bars() as bars:
         audit = run_audit(
-            table, model, sources=sources, store=store, plan=plan, progress=bars.step, template=args.text_template
+            table,
+            model,
+            sources=sources,
+            store=store,
+            plan=plan,
+            progress=bars.step,
+            template=args.text_template,
+            overlap_backend=backend_from_args(args) if sources.index else None,
         )
     document = audit.to_dict()
     if args.no_store:

@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     index = actions.add_parser(
         "index",
         parents=[
-            _backend_options(),
+            backend_options(),
             dataset_options(
                 required=False,
                 repeatable=True,
@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search = actions.add_parser(
         "search",
         parents=[
-            _backend_options(),
+            backend_options(),
             dataset_options(
                 repeatable=True, limit=False, config=False, help_text="test set: demo:overlap-test, a file or a hub id"
             ),
@@ -103,20 +103,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     listing = actions.add_parser(
         "list",
-        parents=[_backend_options(), output_options()],
+        parents=[backend_options(), output_options()],
         help="list indexes",
         description="List indexes with their sizes.",
     )
     listing.set_defaults(func=run_list)
 
     delete = actions.add_parser(
-        "delete", parents=[_backend_options(), output_options()], help="delete an index", description="Delete an index."
+        "delete", parents=[backend_options(), output_options()], help="delete an index", description="Delete an index."
     )
     delete.add_argument("--name", required=True)
     delete.set_defaults(func=run_delete)
 
 
-def _backend_options() -> argparse.ArgumentParser:
+def backend_options() -> argparse.ArgumentParser:
+    """``--backend --index-dir --es-url --es-ca-certs --es-no-verify-certs``: where indexes live (overlap, audit)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("index backend")
     group.add_argument("--backend", choices=["embedded", "elasticsearch"], default="embedded")
@@ -136,7 +137,8 @@ def _backend_options() -> argparse.ArgumentParser:
     return parent
 
 
-def _backend(args: argparse.Namespace):
+def backend_from_args(args: argparse.Namespace):
+    """The index backend the backend options name."""
     from core.overlap.backends import get_backend
 
     return get_backend(
@@ -165,7 +167,7 @@ def run_index(args: argparse.Namespace) -> int:
     )
     check_hub_options([s.source for s in sources], split=args.split)
     _plan(args).add_inputs(("training source", source_file(s)) for s in sources)  # a mixer's files too
-    backend = _backend(args)
+    backend = backend_from_args(args)
     with tqdm_progress("indexing", unit="doc") as progress:
         result = build_index(
             backend,
@@ -226,7 +228,7 @@ def run_search(args: argparse.Namespace) -> int:
     for test_set in test_sets:
         if test_set.skipped:
             print(f"warning: {skipped_note(test_set.name, test_set.skipped)}", file=sys.stderr)
-    backend = _backend(args)
+    backend = backend_from_args(args)
     with tqdm_progress("searching", unit="instance") as progress:
         outcome = search_and_write(
             backend,
@@ -285,7 +287,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    infos = _backend(args).list()
+    infos = backend_from_args(args).list()
     emit_json(
         args,
         {
@@ -310,7 +312,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    _backend(args).delete(args.name)
+    backend_from_args(args).delete(args.name)
     emit_json(args, {"deleted": args.name, "provenance": command_provenance(args, "overlap delete", uses_model=False)})
     if not args.json:
         print(f"deleted {args.name}")

@@ -107,3 +107,27 @@ def test_bad_input_is_one_error_line(argv, message, capsys):
     assert main(["audit", *argv]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
+
+
+def test_held_out_texts_and_an_index_add_dataset_inference_and_overlap(tmp_path, capsys, tiny_calibration):
+    """A plain-text benchmark with every source given: dataset inference gives its p-value to the combination;
+    overlap is shown beside it and never counted (a match is a fact, not a test)."""
+    store = tmp_path / "store.sqlite"
+    shutil.copyfile(tiny_calibration, store)
+    indexes = tmp_path / "indexes"
+    build = ["overlap", "index", "--name", "demo", "--dataset", "demo:overlap-train", "--index-dir", str(indexes)]
+    assert main(build) == 0
+    out = tmp_path / "audit.json"
+    argv = ["audit", "--model", "tiny-random", "--benchmark", "demo:overlap-test", "--store", str(store)]
+    sources = ["--validation", "demo:overlap-train", "--index", "demo", "--index-dir", str(indexes)]
+    assert main([*argv, *sources, "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    parts = {p["test"]: p for p in document["parts"]}
+    assert list(parts) == ["benchmark-order", "extraction", "dataset-inference", "overlap"]
+    assert 0 <= parts["dataset-inference"]["p_value"] <= 1
+    assert parts["dataset-inference"]["adjusted_p_value"] is not None
+    assert parts["overlap"]["p_value"] is None and parts["overlap"]["adjusted_p_value"] is None
+    assert parts["overlap"]["finding"]["level"] in ("strong", "moderate", "weak", "none", "inconclusive")
+    assert "Shown but not counted in the combined verdict (no p-value): Overlap." in document["finding"]["caveats"]
+    printed = capsys.readouterr().out
+    assert "not run: Multiple-choice memorisation: needs questions with options" in printed
