@@ -12,8 +12,6 @@ from typing import NamedTuple
 import streamlit as st
 
 from core.audit.plan import AuditPlan, EvidenceSources
-from core.audit.run import Audit
-from core.audit.summary import evidence_rows
 from core.data.demo import dataset_label
 from core.data.problems import BUILTIN
 from core.engine.progress import ProgressCallback, format_duration
@@ -23,22 +21,13 @@ from core.results.report import stored_runs_report
 from core.results.stored import StoredResult
 from core.store.results import ResultStore
 from core.viz.banner import LEVEL_STYLE
-from core.viz.glossary import gloss_html
-from core.viz.reports.audit import audit_csv
+from core.viz.reports.audit import audit_csv, evidence_table_html
 from ui.common import streamlit_progress
 from ui.finding import finding_banner, finding_fold
 from ui.layout import controls, details, present_mode
 from ui.share import share_link
 
 NO_SOURCE = "None"
-EVIDENCE_CSS = """<style>
-table.ll-evidence { border-collapse: collapse; width: 100%; font-size: 0.92rem; color: #1b2630; }
-table.ll-evidence th { text-align: left; background: #f2f6f8; padding: 0.35rem 0.6rem;
-  border-bottom: 1px solid #dde3e8; }
-table.ll-evidence td { padding: 0.35rem 0.6rem; border-bottom: 1px solid #eef1f4; vertical-align: top; }
-table.ll-evidence abbr { text-decoration: underline dotted; cursor: help; }
-table.ll-evidence .ll-checks { color: #4a5963; font-size: 0.85rem; }
-</style>"""
 
 
 class AuditRun(NamedTuple):
@@ -108,36 +97,6 @@ def audit_progress(slot, plan: AuditPlan) -> Callable[[str], ProgressCallback]:
             return streamlit_progress(f"Audit: {label}{suffix}")
 
     return step
-
-
-def evidence_table_html(audit: Audit, *, with_numbers: bool = True) -> str:
-    """Test · what it checks · what it found (its sentence on hover) · key number (terms glossed, every number on
-    hover) · whether it counts once every test is allowed for. ``with_numbers=False`` (Present mode, where number
-    lines fold away) leaves the key numbers out."""
-    rows = []
-    for row in evidence_rows(audit):
-        label, colour, _ = LEVEL_STYLE[row.level_key]
-        number = f'<td title="{_escape(row.numbers)}">{gloss_html(row.key_number)}</td>' if with_numbers else ""
-        rows.append(
-            "<tr>"
-            f'<td><b>{_escape(row.test)}</b><br><span class="ll-checks">{_escape(row.checks)}</span></td>'
-            f'<td title="{_escape(row.finding)}"><b style="color: {colour}">{_escape(label)}</b></td>'
-            f"{number}"
-            f'<td title="{_escape(row.chance)}">{_escape(row.counted)}</td>'
-            "</tr>"
-        )
-    number_head = '<th style="width: 32%">Key number</th>' if with_numbers else ""
-    head = (
-        f'<tr><th style="width: 42%">Test · what it checks</th><th style="width: 14%">Found</th>{number_head}'
-        '<th style="width: 12%">Counts as evidence?</th></tr>'
-    )
-    return f'{EVIDENCE_CSS}<table class="ll-evidence"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
-
-
-def _escape(text: str) -> str:
-    from html import escape
-
-    return escape(text, quote=True)
 
 
 def show_audit(shown: AuditRun) -> None:

@@ -27,7 +27,7 @@ from core.passage.calibration import stored_fresh_calibration
 from core.passage.extraction_finding import read_extraction
 from core.passage.placement import fresh_positions_for
 from core.passage.text_form import guess_group
-from core.stats.finding import Finding, count, interval, too_few
+from core.stats.finding import Finding, count, interval, more_would_settle, too_few
 from core.stats.proportion import NONE_MARGIN, ShareReading
 from core.store.results import ResultStore
 
@@ -178,6 +178,6 @@ def items_finding(result: ItemsExtraction) -> Finding:
         )
     else:
         needed = share.items_needed()
-        more = f"about {needed - share.n} more items would settle it" if needed else "more items would settle it"
+        more = more_would_settle(needed, share.n, "items")
         headline = f"Cannot tell from the continuations yet; {more}."
     return Finding(level, headline, evidence, caveats, numbers)

@@ -24,7 +24,7 @@ import numpy as np
 
 from core.benchmark_order.confounds import OrderPattern
 from core.benchmark_order.statistic import OrderTestResult, shards_needed, t_interval
-from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
+from core.stats.finding import Finding, Level, count, interval, more_would_settle, texts_needed, too_few
 
 STRONG_P, MODERATE_P, WEAK_P = 0.001, 0.01, 0.05
 OUT_OF_REACH = 10
@@ -147,7 +147,7 @@ def order_finding(result: OrderTestResult, benchmark: str, patterns: Sequence[Or
             numbers,
         )
     more = texts_needed(n, mean, (lo, hi), (0.0, NONE_MARGIN))
-    tail = f"about {more - n} more shards would settle it" if more else "more shards would settle it"
+    tail = more_would_settle(more, n, "shards")
     if more and more > OUT_OF_REACH * n:  # "3858 more" tells a reader nothing: say what it means
         tail += ", far more than one benchmark file fills, so any preference is too small to show here"
     return Finding(

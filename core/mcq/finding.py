@@ -21,7 +21,7 @@ from core.mcq.completion import ProbeKind
 from core.mcq.permutation import PermutationResult
 from core.mcq.study import MCQReport
 from core.stats.bootstrap import DEFAULT_SEED, percentile_interval, resample_indices
-from core.stats.finding import Finding, Level, count, interval, texts_needed, too_few
+from core.stats.finding import Finding, Level, count, interval, more_would_settle, texts_needed, too_few
 from core.stats.proportion import NONE_MARGIN as PROPORTION_MARGIN
 from core.stats.proportion import ShareReading
 from core.stats.sign_flip import sign_flip_p_value
@@ -42,11 +42,16 @@ and half the ``moderate`` threshold (0.1), so ``none`` and an exposure level nev
 SMALL_BENCHMARK = 30
 
 
-def score_drop(report: MCQReport, kind: ProbeKind) -> tuple[float, tuple[float, float]]:
-    """Mean per-question score in the published order minus after shuffling, with its 95% interval."""
+def per_question_drops(report: MCQReport, kind: ProbeKind) -> np.ndarray:
+    """Each question's score in the published order minus its score after shuffling."""
     original = np.array([r.score(kind) for r in report.original.results], dtype=float)
     shuffled = np.array([r.score(kind) for r in report.shuffled.results], dtype=float)
-    diffs = original - shuffled
+    return original - shuffled
+
+
+def score_drop(report: MCQReport, kind: ProbeKind) -> tuple[float, tuple[float, float]]:
+    """Mean per-question score in the published order minus after shuffling, with its 95% interval."""
+    diffs = per_question_drops(report, kind)
     rng = np.random.default_rng(DEFAULT_SEED)
     boot = diffs[resample_indices(rng, diffs.size)].mean(axis=1)
     return float(diffs.mean()), percentile_interval(boot)
@@ -119,7 +124,7 @@ def mcq_finding(report: MCQReport) -> Finding:
             numbers,
         )
     needed = texts_needed(n, drop, (lo, hi), (0.0, NONE_MARGIN))
-    more = f"about {needed - n} more questions would settle it" if needed else "more questions would settle it"
+    more = more_would_settle(needed, n, "questions")
     return Finding(
         "inconclusive",
         f"Cannot tell yet: with {count(n, 'question')} the measurement is too rough to rule out memorised "
@@ -133,9 +138,7 @@ def mcq_finding(report: MCQReport) -> Finding:
 def drop_p_value(report: MCQReport, kind: ProbeKind = "completion") -> float:
     """One-sided p-value of the drop (``core.stats.sign_flip``): a model that never saw the benchmark has no reason
     to finish a question's options better in the published order than shuffled."""
-    original = np.array([r.score(kind) for r in report.original.results], dtype=float)
-    shuffled = np.array([r.score(kind) for r in report.shuffled.results], dtype=float)
-    return sign_flip_p_value(original - shuffled)
+    return sign_flip_p_value(per_question_drops(report, kind))
 
 
 def option_order_finding(orders: PermutationResult) -> Finding:
@@ -170,6 +173,6 @@ def option_order_finding(orders: PermutationResult) -> Finding:
         )
     else:
         needed = reading.items_needed()
-        more = f"about {needed - n} more questions would settle it" if needed else "more questions would settle it"
+        more = more_would_settle(needed, n, "questions")
         headline = f"Cannot tell yet whether the model prefers the published order of the options; {more}."
     return Finding(level, headline, evidence, caveats, numbers)

@@ -87,6 +87,12 @@ def texts_needed(n: int, estimate: float, interval: tuple[float, float], null: f
     return max(n + 1, int(n * (half_width / distance) ** 2 + 0.999))
 
 
+def more_would_settle(needed: int | None, have: int, noun: str) -> str:
+    """``about 12 more questions would settle it`` (``needed`` from ``texts_needed`` or the like; None: not known
+    how many, ``more questions would settle it``)."""
+    return f"about {needed - have} more {noun} would settle it" if needed else f"more {noun} would settle it"
+
+
 def too_few(have: str, needed: str) -> str:
     """The headline of a finding below its test's minimum size: what there is, and what a verdict needs.
 

@@ -25,26 +25,44 @@ INTRO = (
 )
 
 
-def evidence_table(audit: Audit) -> str:
-    """Test · what it checks · what it found (its level, then its sentence) · its key number, terms glossed on
-    hover · whether it counts as evidence once every test is allowed for."""
-    head = "".join(
-        f'<th class="text">{escape(h)}</th>'
-        for h in ("Test", "What it checks", "What it found", "Key number", "Counts as evidence?")
-    )
-    body = []
+EVIDENCE_CSS = """<style>
+table.ll-evidence { border-collapse: collapse; width: 100%; font-size: 0.92rem; color: #1b2630; }
+table.ll-evidence th { text-align: left; background: #f2f6f8; padding: 0.35rem 0.6rem;
+  border-bottom: 1px solid #dde3e8; border-left: none; border-right: none; border-top: none; }
+table.ll-evidence td { text-align: left; padding: 0.35rem 0.6rem; border: none; border-bottom: 1px solid #eef1f4;
+  vertical-align: top; }
+table.ll-evidence abbr { text-decoration: underline dotted; cursor: help; }
+table.ll-evidence .ll-checks { color: #4a5963; font-size: 0.85rem; }
+</style>"""
+
+
+def evidence_table_html(audit: Audit, *, with_numbers: bool = True, sentences: bool = False) -> str:
+    """The evidence table of the page, the Results page and the report: test and what it checks · what it found
+    (its sentence on hover, or under the level with ``sentences``, as a printed report needs) · key number (terms
+    glossed, every number on hover) · whether it counts once every test is allowed for. ``with_numbers=False``
+    (Present mode, where number lines fold away) leaves the key numbers out."""
+    rows = []
     for row in evidence_rows(audit):
         label, colour, _ = LEVEL_STYLE[row.level_key]
-        body.append(
+        found = f'<b style="color: {colour}">{escape(label)}</b>'
+        if sentences:
+            found += f"<br>{escape(row.finding)}"
+        number = f'<td title="{escape(row.numbers)}">{gloss_html(row.key_number)}</td>' if with_numbers else ""
+        rows.append(
             "<tr>"
-            f'<td class="text"><b>{escape(row.test)}</b></td>'
-            f'<td class="text">{escape(row.checks)}</td>'
-            f'<td class="text"><b style="color: {colour}">{escape(label)}</b><br>{escape(row.finding)}</td>'
-            f'<td class="text">{gloss_html(row.key_number)}</td>'
-            f'<td class="text">{escape(row.counted)}<br><span class="meta">{gloss_html(row.chance)}</span></td>'
+            f'<td><b>{escape(row.test)}</b><br><span class="ll-checks">{escape(row.checks)}</span></td>'
+            f'<td title="{escape(row.finding)}">{found}</td>'
+            f"{number}"
+            f'<td title="{escape(row.chance)}">{escape(row.counted)}</td>'
             "</tr>"
         )
-    return f'<table class="evidence"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    widths = (28, 36, 24) if sentences else (42, 14, 32)  # test, found, key number; the last column 12%
+    number_head = f'<th style="width: {widths[2]}%">Key number</th>' if with_numbers else ""
+    head = (
+        f'<tr><th style="width: {widths[0]}%">Test · what it checks</th><th style="width: {widths[1]}%">Found</th>'
+        f'{number_head}<th style="width: 12%">Counts as evidence?</th></tr>'
+    )
+    return f'{EVIDENCE_CSS}<table class="ll-evidence"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
 def _list(lines: list[str]) -> str:
@@ -73,7 +91,7 @@ def audit_summary_section(audit: Audit) -> ReportSection:
         finding=audit.finding,
         figures=(evidence_chart(audit),),
         meta=f"{len(audit.parts)} tests · {len(audit.verdict.survivors)} hold up once every test is counted",
-        lead=evidence_table(audit),
+        lead=evidence_table_html(audit, sentences=True),
         details="".join(details),
     )
 
