@@ -10,10 +10,12 @@ import streamlit as st
 
 from core.engine.bundled import available_bundled_models
 from core.engine.handle import ModelHandle, resolve_model, served_handle
+from core.engine.identity import identity_line
 from core.engine.model_source import ScoringModel
 from core.engine.models import DEFAULT_MODEL, load_model
 from core.engine.progress import TimeLeft, format_duration
 from core.engine.served import ServedModel
+from core.errors import LeakLensError
 from ui.served_picker import SERVED_LABEL, served_model_inputs
 
 MODEL_KEY = "leaklens_model_spec"
@@ -150,7 +152,13 @@ def model_picker(*, where=st.sidebar, key: str = "model_picker") -> str:
     else:
         st.session_state[MODEL_KEY] = choice
     with where.expander("Scoring options"):
-        planned = current_model().start_token
+        model = current_model()
+        with st.spinner("Checking which weights this is (a local folder is hashed once)…"):
+            try:
+                st.caption(f"Weights: {identity_line(model.identity)}")
+            except (OSError, LeakLensError) as exc:
+                st.caption(f"Weights: not readable yet ({exc})")
+        planned = model.start_token
         st.text_input(
             "Start token",
             key=START_TOKEN_KEY,

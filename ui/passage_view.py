@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.engine.handle import ModelHandle
 from core.engine.records import MAX_KGRAM
-from core.errors import LeakLensError
 from core.methods import Method, default_methods
 from core.methods.slope import Values
 from core.passage.extraction_finding import extraction_sentence
-from core.passage.inspection import InspectedPassage, reference_points
+from core.passage.inspection import InspectedPassage
 from core.passage.placement import MethodPlacement, PassagePlacement
 from core.passage.reading import (
     PENDING_DETAIL,
@@ -36,7 +34,6 @@ from core.passage.result import InspectResult
 from core.passage.summary import (
     MIN_SLOPE_TOKENS,
     Calibration,
-    ReferencePoint,
     calibration_percentiles,
     format_perplexity,
     reportable_scores,
@@ -52,7 +49,6 @@ from core.viz.reports.passage import passage_report, scores_csv, token_csv
 from core.viz.score_cards import card_description, split_headline
 from core.viz.token_curve import confidence_curve, confidence_figure
 from core.viz.token_heatmap import token_heatmap_block
-from ui.common import current_model
 from ui.finding import finding_banner
 from ui.layout import controls, details
 from ui.share import share_link
@@ -61,12 +57,6 @@ CALIBRATION = "leaklens_calibration"
 """Session key of the ``Calibration`` (known members / non-members) the scores are placed against."""
 KGRAMS_PENDING = "inspect_kgrams_pending"
 """Set while this script run computes the k-gram pass after drawing the fast first view."""
-
-
-@st.cache_data(show_spinner="Scoring the two built-in reference examples once for this model…", max_entries=8)
-def cached_reference_points(spec: str, start_token: str | None, _model: ModelHandle) -> list[ReferencePoint]:
-    """Keyed by the model's name and start token (the handle itself is the way to load it)."""
-    return reference_points(_model.load())
 
 
 def _slug(name: str) -> str:
@@ -227,25 +217,20 @@ def render_scores(result: InspectResult, methods: list[Method], findings: list[F
     st.subheader("Scores")
     for note in result.left_out:
         st.caption(note)
-    try:
-        model = current_model().beside(result.model)  # a stored result may be another model's
-        references = cached_reference_points(model.spec, model.start_token_override, model)
-    except LeakLensError as exc:
-        references = []
-        st.warning(f"Reference examples could not be scored: {exc}")
+    if result.references_note:
+        st.warning(result.references_note)
     columns = st.columns(len(result.passages))
     per_row = 3 if len(result.passages) == 1 else 2
     calibration: Calibration | None = st.session_state.get(CALIBRATION)
     for index, (column, passage) in enumerate(zip(columns, result.passages)):
-        text = result.texts[index] if index < len(result.texts) else ""
         placement = placement_of(result, index)
         with column:
             if len(result.passages) > 1:
                 st.markdown(f"**{passage.name}** · perplexity {format_perplexity(passage.analysis.perplexity)}")
             with st.container(key=f"summary_{_slug(passage.name)}"):
-                st.info(placement_summary(passage, placement, references, result.model, text))
+                st.info(placement_summary(result, index))
                 if placement is not None and not too_short(passage.analysis.records.n_tokens):
-                    st.caption(reference_scale(passage.analysis.perplexity, references, text))
+                    st.caption(reference_scale(result, index))
             if calibration is not None:
                 _render_percentiles(passage, calibration, methods)
             _score_cards(passage, methods, per_row)
@@ -328,7 +313,7 @@ def render_downloads(result: InspectResult, findings: list[Finding]) -> None:
         cols[0].caption("No report: the passage could not be compared with freshly written passages.")
     cols[1].download_button(
         "Detector scores (CSV)",
-        scores_csv(result, findings),
+        lambda: scores_csv(result, findings),
         "leaklens_scores.csv",
         "text/csv",
         key="inspect_scores_csv",
@@ -337,7 +322,7 @@ def render_downloads(result: InspectResult, findings: list[Finding]) -> None:
     )
     cols[2].download_button(
         "Per-token table (CSV)",
-        token_csv(result, findings),
+        lambda: token_csv(result, findings),
         "leaklens_tokens.csv",
         "text/csv",
         key="inspect_download",

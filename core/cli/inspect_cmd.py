@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     scores = {key: value for key, value in analysis.scores.items() if key in shown}
     payload = {
         **verdict.to_dict(),
-        "model": lm.spec,
+        "model": model.spec,
         "device": lm.device_label,
         "left_out": list(result.left_out),
         "n_tokens": analysis.records.n_tokens,

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Literal
 
 from core.engine.capabilities import ALL_CAPABILITIES
+from core.engine.model_kind import model_kind
 from core.engine.model_source import ScoringModel
 from core.engine.served import SERVED_PREFIX, ServedModel, ServedModelError
 from core.engine.setup import ScoringSetup, resolve_setup
@@ -48,20 +48,28 @@ class ModelHandle:
     @cached_property
     def identity(self) -> dict[str, Any]:
         """Which weights the choice names (``core.engine.identity``); a served model's, as far as its API tells."""
-        if self.served is not None:
-            return self.served.identity()
+        if self.served is not None or self.kind == "served":
+            return self._served.identity()
         from core.engine.identity import model_identity
 
-        return model_identity(self.spec, self.setup.revision)
+        return model_identity(self.spec, self.setup.revision, kind=self.kind)
 
     @cached_property
     def start_token(self) -> str:
         """The start token scoring will use, known before the weights load (it is part of every run key)."""
-        if self.served is not None:
-            return self.served.start_token
+        if self.served is not None or self.kind == "served":
+            return self._served.start_token
         from core.engine.models import planned_start_token
 
-        return planned_start_token(self.spec, override=self.start_token_override, revision=self.setup.revision)
+        return planned_start_token(
+            self.spec, override=self.start_token_override, revision=self.setup.revision, kind=self.kind
+        )
+
+    @property
+    def _served(self) -> ServedModel:
+        if self.served is None:
+            raise ServedModelError(f"{self.spec} is not connected: give its --endpoint (or press Check connection).")
+        return self.served
 
     @property
     def key(self) -> dict[str, str]:
@@ -100,7 +108,7 @@ class ModelHandle:
         return replace(
             self,
             spec=spec,
-            kind=_local_kind(spec),
+            kind=model_kind(spec),
             start_token_override=self.start_token_override if tested else None,
             served=None,
             _loaded=self._loaded,
@@ -143,7 +151,7 @@ def resolve_model(
         raise ServedModelError(f"{spec} is not connected: give its --endpoint (or press Check connection).")
     return ModelHandle(
         spec=spec,
-        kind=_local_kind(spec),
+        kind=model_kind(spec),
         setup=setup or resolve_setup(),
         start_token_override=(start_token or "").strip() or None,
         trust_remote_code=trust_remote_code,
@@ -160,11 +168,3 @@ def served_handle(served: ServedModel, *, setup: ScoringSetup | None = None) -> 
 def is_served_name(spec: str) -> bool:
     """Whether ``spec`` is how a served model's name reads (the one place that reads the prefix)."""
     return spec.strip().startswith(SERVED_PREFIX)
-
-
-def _local_kind(spec: str) -> Kind:
-    from core.engine.bundled import BUNDLED_MODELS, TINY_RANDOM
-
-    if spec in BUNDLED_MODELS or spec == TINY_RANDOM:
-        return "bundled"
-    return "local" if Path(spec).expanduser().is_dir() else "hub"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import cache_dir
+from core.engine.model_kind import LocalKind, model_kind
 from core.errors import OutputError
 from core.files.outputs import write_atomic
 
@@ -23,20 +24,41 @@ HASH_CACHE_FILE = "weight-hashes.json"
 CHUNK = 1 << 20
 
 
-def model_identity(spec: str, revision: str | None = None) -> dict[str, Any]:
-    """A JSON-able description of exactly which weights ``spec`` names (see the module docstring)."""
+def model_identity(spec: str, revision: str | None = None, kind: LocalKind | None = None) -> dict[str, Any]:
+    """A JSON-able description of exactly which weights ``spec`` names (see the module docstring); ``kind`` is
+    the handle's reading of the spec (``core.engine.model_kind``), read here only when not given."""
     from core.engine.bundled import BUNDLED_MODELS, TINY_RANDOM
 
     spec = spec.strip()
-    if spec == TINY_RANDOM:
+    kind = kind or model_kind(spec)
+    if kind == "bundled" and spec == TINY_RANDOM:
         return {"kind": "bundled", "name": spec, "weights": "random, seed 0"}
-    if spec in BUNDLED_MODELS:
+    if kind == "bundled":
         package = BUNDLED_MODELS[spec].package.replace("_", "-")
         return {"kind": "bundled", "name": spec, "package": package, "package_version": _package_version(package)}
-    path = Path(spec).expanduser()
-    if path.is_dir():
+    if kind == "local":
+        path = Path(spec).expanduser()
         return {"kind": "local", "path": str(path.resolve()), "content_sha256": folder_digest(path)}
     return {"kind": "hub", "id": spec, "revision": revision or "main", "commit": cached_hub_commit(spec, revision)}
+
+
+def identity_line(identity: dict[str, Any]) -> str:
+    """Which weights an identity names, in one plain line (the sidebar shows it beside the model choice)."""
+    kind = identity.get("kind")
+    if kind == "bundled":
+        made = identity.get("weights") or " ".join(
+            str(part) for part in (identity.get("package"), identity.get("package_version")) if part
+        )
+        return f"bundled weights ({made})" if made else "bundled weights"
+    if kind == "local":
+        return f"local folder, contents sha256 {str(identity.get('content_sha256', ''))[:12]}…"
+    if kind == "hub":
+        commit = identity.get("commit")
+        at = f"commit {str(commit)[:10]}" if commit else "not in the local hub cache yet"
+        return f"hub revision {identity.get('revision', 'main')} ({at})"
+    if kind == "served":
+        return f"served as {identity.get('served_model')} by {identity.get('endpoint')} (weights not verifiable)"
+    return "unknown weights"
 
 
 def identity_digest(identity: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from core.engine.bundled import (
 from core.engine.capabilities import ALL_CAPABILITIES
 from core.engine.hub import from_local_or_hub, from_pretrained, shorten
 from core.engine.memory import keep_freed_memory
+from core.engine.model_kind import LocalKind, model_kind
 from core.engine.setup import DTYPES
 from core.engine.start_token import START_TOKEN_RULE, choose_start_token, token_id_of
 from core.errors import ModelLoadError
@@ -139,16 +141,24 @@ class LoadedModel:
 
 
 _Fact = TypeVar("_Fact")
-_FACTS: weakref.WeakKeyDictionary[LoadedModel, dict[str, object]] = weakref.WeakKeyDictionary()
+_Source = TypeVar("_Source")
+_FACTS: weakref.WeakKeyDictionary[Any, dict[str, object]] = weakref.WeakKeyDictionary()
+_FACTS_LOCK = threading.Lock()
 
 
-def model_fact(lm: LoadedModel, name: str, measure: Callable[[LoadedModel], _Fact]) -> _Fact:
-    """``measure(lm)``, run once per loaded model: facts found by running the model (which cache it keeps,
-    whether it honours a packing mask) cost a forward pass or more, and batched callers ask every batch."""
-    facts = _FACTS.setdefault(lm, {})
-    if name not in facts:
-        facts[name] = measure(lm)
-    return facts[name]  # type: ignore[return-value]
+def model_fact(lm: _Source, name: str, measure: Callable[[_Source], _Fact]) -> _Fact:
+    """``measure(lm)``, run once per model source (loaded here or served): facts found by running the model
+    (which cache it keeps, whether it honours a packing mask, its scores on the built-in examples) cost a pass
+    or more, and callers ask again and again. Kept by the source object itself, never by its name: new weights
+    under an old name are another source."""
+    with _FACTS_LOCK:
+        facts = _FACTS.setdefault(lm, {})
+        if name in facts:
+            return facts[name]  # type: ignore[return-value]
+    value = measure(lm)
+    with _FACTS_LOCK:
+        facts[name] = value
+    return value
 
 
 def default_device() -> tuple[torch.device, torch.dtype]:
@@ -183,7 +193,8 @@ def load_model(
             raise ModelLoadError(f"Unknown dtype '{dtype}'; use one of {', '.join(DTYPES)}.")
         dtype = DTYPES[dtype]
     revision = (revision or "").strip() or None
-    if revision and (spec == TINY_RANDOM or spec in BUNDLED_MODELS or Path(spec).expanduser().exists()):
+    kind = model_kind(spec)
+    if revision and (kind != "hub" or Path(spec).expanduser().exists()):
         raise ModelLoadError(f"A revision applies to hub models only; '{spec}' is bundled or a local folder.")
     default_dev, default_dtype = default_device()
     dev = torch.device(device) if device is not None else default_dev
@@ -191,9 +202,9 @@ def load_model(
 
     keep_freed_memory()  # batches of tensors come and go: reuse their memory (core.engine.memory)
     placement = _placement(device_map, dev)
-    if spec == TINY_RANDOM:
+    if kind == "bundled" and spec == TINY_RANDOM:
         tokenizer, model = _tiny_random()
-    elif spec in BUNDLED_MODELS:
+    elif kind == "bundled":
         tokenizer, model = load_bundled(BUNDLED_MODELS[spec], dt, trust_remote_code, spec, placement)
     else:
         tokenizer, model = from_local_or_hub(spec, dt, trust_remote_code, revision, placement)
@@ -303,7 +314,9 @@ def _rule_start_id(tokenizer: PreTrainedTokenizerBase, spec: str) -> int:
     return token_id_of(tokenizer, choose_start_token(tokenizer, spec), spec)
 
 
-def planned_start_token(spec: str, *, override: str | None = None, revision: str | None = None) -> str:
+def planned_start_token(
+    spec: str, *, override: str | None = None, revision: str | None = None, kind: LocalKind | None = None
+) -> str:
     """The start token ``load_model`` will use, known before loading the weights (for run keys).
 
     Bundled models use their declared token (the rule's answer, tested); a local folder's or a cached hub
@@ -314,14 +327,13 @@ def planned_start_token(spec: str, *, override: str | None = None, revision: str
     if override:
         return override
     spec = spec.strip()
-    if spec == TINY_RANDOM:
-        return BUNDLED_MODELS["smollm2-135m"].start_token
-    if spec in BUNDLED_MODELS:
-        return BUNDLED_MODELS[spec].start_token
+    kind = kind or model_kind(spec)
+    if kind == "bundled":
+        return BUNDLED_MODELS["smollm2-135m" if spec == TINY_RANDOM else spec].start_token
     try:
         extra = {"revision": revision} if revision else {}
         tokenizer = AutoTokenizer.from_pretrained(
-            str(Path(spec).expanduser()) if Path(spec).expanduser().is_dir() else spec, local_files_only=True, **extra
+            str(Path(spec).expanduser()) if kind == "local" else spec, local_files_only=True, **extra
         )
         return choose_start_token(tokenizer, spec)
     except (OSError, ValueError, KeyError, ModelLoadError):

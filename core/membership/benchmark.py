@@ -24,7 +24,7 @@ from core.engine.identity import identity_digest
 from core.engine.progress import ProgressCallback
 from core.errors import DataError, LeakLensError
 from core.methods import Method, default_methods, score_all
-from core.methods.reference import ReferenceModel
+from core.methods.reference import ReferenceModel, reference_source
 from core.methods.support import supported_methods
 from core.stats.metrics import MetricResult, blind_baseline, ensemble, evaluate, roc_points
 from core.store.provenance import build_provenance
@@ -234,7 +234,7 @@ def run_membership_benchmark(
     truncated = [0, 0]  # cut at all, cut at max_tokens
 
     def load() -> tuple[Any, Any]:
-        return model.load(), _reference_lm(chosen, model)
+        return model.load(), reference_source(model, chosen)
 
     def score(models: tuple[Any, Any], positions: list[int]) -> list[SampleRow]:
         rows, n_truncated, n_cut = _score_batch(models[0], models[1], dataset, positions, chosen, max_tokens)
@@ -283,13 +283,6 @@ def same_call_provenance(now: dict[str, Any], stored_meta: dict[str, Any]) -> di
         k: v for k, v in now.items() if k not in moment
     }
     return stored if same else dict(now)
-
-
-def _reference_lm(methods: Sequence[Method], model: ModelHandle):
-    specs = {m.reference.strip() for m in methods if isinstance(m, ReferenceModel)}
-    if len(specs) > 1:
-        raise LeakLensError(f"One run can use one reference model; got {', '.join(sorted(specs))}.")
-    return model.beside(specs.pop()).load() if specs else None
 
 
 def _score_batch(lm, reference_lm, dataset: LabelledDataset, batch: list[int], methods, max_tokens):

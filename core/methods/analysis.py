@@ -36,17 +36,23 @@ def analyse_passages(
     kgram_max: int | None = None,
     max_tokens: int | None = None,
     progress: ProgressCallback | None = None,
+    reference_lm: ScoringModel | None = None,
 ) -> list[PassageAnalysis]:
     """Score ``texts`` in one batched pass and apply ``methods`` (default: the standard set).
 
     kgram_max defaults to what the methods need; pass ``MAX_KGRAM`` to keep all k-gram columns for display.
     Methods that compare against an extra pass (reference model, neighbours, ReCaLL prefix) get exactly
-    the passes they need, computed once for all texts.
+    the passes they need, computed once for all texts; ``reference_lm`` is the reference model a reference
+    method compares with (``core.methods.reference.reference_source``).
     """
     # What the source cannot compute is left out, never approximated (callers show the notes).
     methods, _ = supported_methods(lm, list(methods) if methods is not None else default_methods())
     needed = kgram_needed(methods)
     kgram = needed if kgram_max is None else max(min(kgram_max, MAX_KGRAM), needed)
     records = score_texts(lm, texts, kgram_max=kgram, max_tokens=max_tokens, progress=progress)
-    extra = compute_auxiliary(lm, texts, methods, records) if needed_passes(methods) else [None] * len(records)
+    extra = (
+        compute_auxiliary(lm, texts, methods, records, reference_lm=reference_lm)
+        if needed_passes(methods)
+        else [None] * len(records)
+    )
     return [PassageAnalysis(records=r, scores=score_all(methods, r, aux)) for r, aux in zip(records, extra)]

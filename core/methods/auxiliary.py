@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback, offset_progress
 from core.engine.scoring import DEFAULT_TOKEN_BUDGET, ScoringModel, TokenRecords
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext
@@ -58,14 +57,15 @@ def compute_auxiliary(
     methods: Sequence[Method],
     records: Sequence[TokenRecords],
     *,
-    reference_lm: LoadedModel | None = None,
+    reference_lm: ScoringModel | None = None,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
     progress: ProgressCallback | None = None,
 ) -> list[AuxiliaryRecords]:
     """One ``AuxiliaryRecords`` per passage with exactly the passes ``methods`` need.
 
-    ``records`` are the passages' records under ``lm`` (from ``score_texts``). ``reference_lm`` is loaded
-    from the reference method's spec when not given. Progress counts passage-passes over all passes.
+    ``records`` are the passages' records under ``lm`` (from ``score_texts``). ``reference_lm`` is the reference
+    model the reference method compares with (``reference.reference_source``). Progress counts passage-passes
+    over all passes.
     """
     if len(texts) != len(records):
         raise MethodConfigError(f"Got {len(texts)} texts but {len(records)} token records.")

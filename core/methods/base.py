@@ -13,7 +13,6 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from core.engine.capabilities import TARGET_LOGPROBS
-from core.engine.models import LoadedModel
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import ScoringModel, TokenRecords
 from core.errors import LeakLensError
@@ -57,12 +56,12 @@ class AuxiliaryRecords:
 @dataclass(frozen=True)
 class PassContext:
     """What an extra pass may read: the target model, the passages' records under it, and the token budget of a
-    batch; ``reference_lm`` is a reference model the caller already loaded (else the pass loads its own)."""
+    batch; ``reference_lm`` is the reference model the run loaded beside the target (``reference.reference_source``)."""
 
     lm: ScoringModel
     records: Sequence[TokenRecords]
     token_budget: int
-    reference_lm: LoadedModel | None = None
+    reference_lm: ScoringModel | None = None
 
 
 PassStep = Callable[[int], ProgressCallback | None]

@@ -9,10 +9,11 @@ unusually easy. Each loss is that model's own per-token mean, so different token
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.engine.models import LoadedModel, load_model
+from core.engine.handle import ModelHandle
 from core.engine.records import TokenRecords, scored_text
 from core.engine.scoring import ScoringModel, score_texts
 from core.methods.base import AuxiliaryRecords, Method, MethodConfigError, PassContext, PassStep
@@ -65,14 +66,17 @@ class ReferenceModel(Method):
             score_texts(reference_lm, spans, kgram_max=0, token_budget=context.token_budget, progress=step(len(spans)))
         )
 
-    def _reference_model(self, lm: ScoringModel, given: LoadedModel | None) -> LoadedModel:
+    def _reference_model(self, lm: ScoringModel, given: ScoringModel | None) -> ScoringModel:
         if given is None:
             if self.reference.strip() == lm.spec:
                 raise MethodConfigError(
                     f"The reference model must differ from the target model (both are '{lm.spec}'); choose "
                     "another, e.g. reference:reference=SPEC."
                 )
-            return load_model(self.reference.strip())
+            raise MethodConfigError(
+                f"The reference model '{self.reference.strip()}' was not loaded: the run that asks for it loads it "
+                "beside the target model (reference_source), under the same device, dtype and loader."
+            )
         if given is lm or given.spec == lm.spec:
             raise MethodConfigError(f"The reference model must differ from the target model (both are '{lm.spec}').")
         if given.spec != self.reference.strip():
@@ -80,3 +84,20 @@ class ReferenceModel(Method):
                 f"The reference model given is '{given.spec}' but the method asks for '{self.reference}'."
             )
         return given
+
+
+def reference_source(model: ModelHandle, methods: Sequence[Method]) -> ScoringModel | None:
+    """The reference model the ``methods`` ask for, loaded beside ``model`` (its setup and loader, its own
+    start-token rule), or None when none asks; one run reads one reference model, never the target itself."""
+    specs = {m.reference.strip() for m in methods if isinstance(m, ReferenceModel)}
+    if len(specs) > 1:
+        raise MethodConfigError(f"One run can use one reference model; got {', '.join(sorted(specs))}.")
+    if not specs:
+        return None
+    reference = model.beside(specs.pop())
+    if reference is model:
+        raise MethodConfigError(
+            f"The reference model must differ from the target model (both are '{model.spec}'); choose another, "
+            "e.g. reference:reference=SPEC."
+        )
+    return reference.load()

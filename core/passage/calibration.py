@@ -14,7 +14,6 @@ unusually predictable. Each model scores that set once; its scores live in the r
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from core.config import ASSETS_DIR
 from core.data.fingerprint import fingerprint_rows
 from core.data.tables import load_rows
 from core.engine.handle import ModelHandle
+from core.engine.models import model_fact
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import ScoringModel
 from core.errors import DataError, LeakLensError
@@ -171,22 +171,14 @@ def fresh_lengths(lm: ScoringModel, passages: Sequence[FreshPassage]) -> tuple[i
     """Each passage's scored token count under ``lm``, as its calibration sample will record it, from the
     tokenizer alone: which fresh passages a passage is compared with is known before any is scored.
 
-    Kept for the process per model and set: each passage inspected before the set is complete asks again, and
-    a served model's tokenizer is a request per passage (1,199 of them)."""
+    Kept for the process per model source and set: each passage inspected before the set is complete asks again,
+    and a served model's tokenizer is a request per passage (1,199 of them)."""
     from core.engine.scoring import encode_texts
 
-    key = (lm.spec, getattr(lm, "start_token_id", None), fresh_set_fingerprint(passages))
-    with _LENGTHS_LOCK:
-        known = _LENGTHS.get(key)
-    if known is None:
-        known = tuple(len(e.ids) for e in encode_texts(lm, [p.text for p in passages]))
-        with _LENGTHS_LOCK:
-            _LENGTHS[key] = known
-    return known
+    def count(source: ScoringModel) -> tuple[int, ...]:
+        return tuple(len(e.ids) for e in encode_texts(source, [p.text for p in passages]))
 
-
-_LENGTHS: dict[tuple[str, int | None, str], tuple[int, ...]] = {}
-_LENGTHS_LOCK = threading.Lock()
+    return model_fact(lm, f"fresh lengths {fresh_set_fingerprint(passages)}", count)
 
 
 def stored_fresh_calibration(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from core.data.examples import EXAMPLES
 from core.data.text import decode_utf8
+from core.engine.models import model_fact
 from core.engine.progress import ProgressCallback
 from core.engine.scoring import MAX_KGRAM, ScoringModel, TruncationWarning
 from core.errors import InputTextError
@@ -48,6 +49,7 @@ def inspect_passages(
     with_kgrams: bool = True,
     kgram_columns: bool = True,
     progress: ProgressCallback | None = None,
+    reference_lm: ScoringModel | None = None,
 ) -> list[InspectedPassage]:
     """Analyse ``(name, text)`` pairs in one batch.
 
@@ -77,18 +79,24 @@ def inspect_passages(
             kgram_max=(MAX_KGRAM if kgram_columns else None) if with_kgrams else 0,
             max_tokens=max_tokens,
             progress=progress,
+            reference_lm=reference_lm,
         )
     return [InspectedPassage(name, a) for (name, _), a in zip(passages, analyses)]
 
 
 def reference_points(lm: ScoringModel) -> list[ReferencePoint]:
-    """Perplexity of each built-in example under ``lm`` (one cheap batched pass, no k-grams)."""
+    """Perplexity of each built-in example under ``lm`` (one cheap batched pass, no k-grams), once per model
+    source: every passage inspected with the same model sets itself beside the same two numbers."""
+    return list(model_fact(lm, "reference points", _score_references))
+
+
+def _score_references(lm: ScoringModel) -> tuple[ReferencePoint, ...]:
     analyses = analyse_passages(lm, [e.text for e in EXAMPLES], [Loss()], kgram_max=0)
     labels = {"famous": "famous example (Gettysburg Address)", "fresh": "freshly written example"}
-    return [
+    return tuple(
         ReferencePoint(label=labels.get(e.kind, e.title), kind=e.kind, perplexity=a.perplexity)
         for e, a in zip(EXAMPLES, analyses)
-    ]
+    )
 
 
 def decode_text_upload(data: bytes, filename: str) -> str:

@@ -16,7 +16,7 @@ from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
 from core.passage.inspection import InspectedPassage
 from core.passage.placement import MethodPlacement, PassagePlacement, has_yardstick
 from core.passage.result import InspectResult
-from core.passage.summary import ReferencePoint, format_perplexity, honest_summary, same_text, too_short
+from core.passage.summary import format_perplexity, honest_summary, same_text, too_short
 from core.passage.verdict import PassageVerdict
 from core.stats.finding import Finding
 
@@ -88,9 +88,14 @@ def strip_title(placement: PassagePlacement, method: MethodPlacement) -> str:
     return f"Dots: {method.n_compared} {set_label(placement)} · further right = more predictable"
 
 
+def passage_text(result: InspectResult, index: int) -> str:
+    """Passage ``index`` as it was analysed ("" for a result that kept no texts)."""
+    return result.texts[index] if index < len(result.texts) else ""
+
+
 def passage_label(result: InspectResult, index: int) -> str:
     """One passage as a reader knows it: a built-in example by name, anything else as "your passage"."""
-    text = result.texts[index] if index < len(result.texts) else ""
+    text = passage_text(result, index)
     example = next((e for e in (GETTYSBURG, FRESH, GETTYSBURG_PARAPHRASE) if text and same_text(e.text, text)), None)
     return EXAMPLE_LABELS[example.key] if example is not None else "your passage"
 
@@ -132,21 +137,19 @@ def _method_line(method: MethodPlacement) -> str:
     )
 
 
-def placement_summary(
-    passage: InspectedPassage,
-    placement: PassagePlacement | None,
-    references: list[ReferencePoint],
-    model: str,
-    text: str,
-) -> str:
-    """The scores section's reading, in the verdict's terms: the same fresh passages, the deciding method first.
+def placement_summary(result: InspectResult, index: int) -> str:
+    """The scores section's reading of passage ``index``, in the verdict's terms: the same fresh passages, the
+    deciding method first.
 
-    Without a placement there is no verdict, and the reading says so (``honest_summary``).
+    Without a placement there is no verdict, and the reading says so (``honest_summary``), beside the built-in
+    examples the inspection scored for scale.
     """
+    passage, placement, model = result.passages[index], placement_of(result, index), result.model
     n_tokens = passage.analysis.records.n_tokens
     perplexity = passage.analysis.perplexity
     if placement is None or too_short(n_tokens):
-        return honest_summary(perplexity, references, model, text=text, n_tokens=n_tokens)
+        text = passage_text(result, index)
+        return honest_summary(perplexity, result.references, model, text=text, n_tokens=n_tokens)
     low, high = placement.token_range
     if not comparable(placement):
         return (
@@ -165,10 +168,11 @@ def placement_summary(
     return "\n".join(lines)
 
 
-def reference_scale(perplexity: float, references: list[ReferencePoint], text: str) -> str:
+def reference_scale(result: InspectResult, index: int) -> str:
     """One line for scale (not part of the verdict): the built-in examples' perplexities, never the passage's own."""
-    others = [r for r in references if not same_text(r.reference_text, text)]
-    itself = [r for r in references if r not in others]
+    perplexity, text = result.passages[index].analysis.perplexity, passage_text(result, index)
+    others = [r for r in result.references if not same_text(r.reference_text, text)]
+    itself = [r for r in result.references if r not in others]
     parts = [f"the {r.label} {format_perplexity(r.perplexity)}" for r in others]
     line = f"For scale only, not part of the verdict: perplexity {format_perplexity(perplexity)} here"
     if parts:

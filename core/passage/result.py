@@ -8,6 +8,7 @@ from typing import Any
 
 from core.passage.inspection import DEFAULT_MAX_TOKENS, InspectedPassage
 from core.passage.placement import PassagePlacement
+from core.passage.summary import ReferencePoint
 from core.passage.verdict import PassageVerdict
 
 
@@ -38,3 +39,8 @@ class InspectResult:
     """Where the fresh passages' scores came from (``FreshCalibration.describe``), once judged."""
     run_id: str = ""
     """The stored run that keeps this inspection (``core.passage.stored``), once judged."""
+    references: tuple[ReferencePoint, ...] = ()
+    """The built-in examples' perplexities under the same model, for scale (never part of the verdict): computed
+    with the passages, so a view or a stored run shows them with no model at hand."""
+    references_note: str = ""
+    """Why the built-in examples could not be scored, when they could not."""

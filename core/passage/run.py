@@ -19,12 +19,14 @@ from core.engine.records import scored_text
 from core.engine.scoring import ScoringModel
 from core.errors import LeakLensError
 from core.methods import Method, default_methods, parse_methods
+from core.methods.reference import reference_source
 from core.methods.support import supported_methods
 from core.passage.calibration import stored_fresh_calibration
-from core.passage.inspection import DEFAULT_MAX_TOKENS, inspect_passages
+from core.passage.inspection import DEFAULT_MAX_TOKENS, inspect_passages, reference_points
 from core.passage.placement import PLACED_METHODS, fresh_positions_for
 from core.passage.result import InspectResult
 from core.passage.stored import store_inspection
+from core.passage.summary import ReferencePoint
 from core.passage.text_form import guess_group
 from core.passage.verdict import judge_passages
 from core.store.results import ResultStore
@@ -82,9 +84,11 @@ def inspect_passage(
         with_kgrams=with_kgrams,
         kgram_columns=kgram_columns,
         progress=stage(SCORING),
+        reference_lm=reference_source(model, chosen),
     )
+    references, references_note = _references(lm)
     result = InspectResult(
-        model=lm.spec,
+        model=model.spec,
         passages=tuple(found),
         complete=with_kgrams,
         texts=tuple(text for _, text in passages),
@@ -92,6 +96,8 @@ def inspect_passage(
         asked=tuple(passages),
         max_tokens=max_tokens,
         left_out=tuple(left_out),
+        references=references,
+        references_note=references_note,
     )
     if verdicts_from is not None and verdicts_from.judged:
         result = replace(
@@ -112,6 +118,15 @@ def inspect_passage(
         return result  # not placed (the reason is in placement_error): nothing to keep
     run = store_inspection(store, result, model)
     return replace(result, run_id=run.run_id)
+
+
+def _references(lm: ScoringModel) -> tuple[tuple[ReferencePoint, ...], str]:
+    """The built-in examples' perplexities for scale, or why they could not be scored (the passages' own result
+    stands without them)."""
+    try:
+        return tuple(reference_points(lm)), ""
+    except LeakLensError as exc:
+        return (), f"Reference examples could not be scored: {exc}"
 
 
 def _judged(

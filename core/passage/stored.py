@@ -27,6 +27,7 @@ from core.passage.inspection import InspectedPassage
 from core.passage.placement import MethodPlacement, PassagePlacement
 from core.passage.reading import data_label
 from core.passage.result import InspectResult
+from core.passage.summary import ReferencePoint
 from core.passage.verdict import PassageVerdict
 from core.stats.finding import Finding
 from core.store.results import ResultStore, RunInfo
@@ -34,7 +35,7 @@ from core.store.stored_run import finished_run
 
 KIND = "passage"
 """Store kind of a judged inspection."""
-FORMAT = 1
+FORMAT = 2
 """Part of the run key: raised when the stored summary's layout changes, so an old one is never misread."""
 
 
@@ -72,6 +73,8 @@ def _summary(result: InspectResult) -> dict[str, Any]:
             "asked": [list(pair) for pair in result.asked],
             "max_tokens": result.max_tokens,
             "fresh": result.fresh,
+            "references": [asdict(r) for r in result.references],
+            "references_note": result.references_note,
             "passages": [
                 {
                     "name": passage.name,
@@ -188,6 +191,7 @@ def inspection_from_run(store: ResultStore, run: RunInfo) -> InspectResult:
             for p in data["passages"]
         )
         verdicts = tuple(_verdict(p["verdict"]) for p in data["passages"])
+        references = tuple(ReferencePoint(**r) for r in data.get("references") or ())
     except (KeyError, TypeError, ValueError) as exc:
         raise LeakLensError(
             f"Run {run.run_id}'s stored inspection cannot be read ({type(exc).__name__}: {exc}); inspect the "
@@ -204,4 +208,6 @@ def inspection_from_run(store: ResultStore, run: RunInfo) -> InspectResult:
         asked=tuple((name, text) for name, text in data["asked"]),
         max_tokens=data.get("max_tokens"),
         fresh=dict(data.get("fresh") or {}),
+        references=references,
+        references_note=str(data.get("references_note") or ""),
     )

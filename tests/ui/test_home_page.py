@@ -55,6 +55,19 @@ def test_unknown_model_shows_an_error_not_a_traceback(home, tmp_path):
     assert str(missing) in home.error[0].value
 
 
+def test_the_sidebar_says_which_weights_the_choice_names(home, tmp_path, tiny_lm):
+    """Resolved when chosen, not when a test runs: the weights' identity (what stored scores are keyed by)."""
+    captions = [c.value for c in home.sidebar.caption]
+    assert "Weights: bundled weights (random, seed 0)" in captions
+    tiny_lm.model.save_pretrained(tmp_path)
+    tiny_lm.tokenizer.save_pretrained(tmp_path)
+    home.sidebar.selectbox(key="model_picker").set_value("Other (hub id or local folder)…").run()
+    home.sidebar.text_input(key="model_picker_custom").input(str(tmp_path)).run()
+    assert not home.exception, home.exception
+    line = next(c.value for c in home.sidebar.caption if c.value.startswith("Weights: "))
+    assert line.startswith("Weights: local folder, contents sha256 ")
+
+
 def test_model_choice_is_shared_with_the_inspect_page(home):
     home.sidebar.selectbox(key="model_picker").set_value("smollm2-135m").run()
     assert "`smollm2-135m`" in "\n".join(m.value for m in home.markdown)
