@@ -24,6 +24,7 @@ To count an older commit, check it out beside this one and point ``LEAKLENS_TRAC
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -31,25 +32,25 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(os.environ.get("LEAKLENS_TRACE_REPO") or Path(__file__).resolve().parents[1])
+HERE = Path(__file__).resolve().parents[1]
+REPO = Path(os.environ.get("LEAKLENS_TRACE_REPO") or HERE)
 sys.path.insert(0, str(REPO))
 SPEC = "tiny-random"
 PROJECT_DIRS = tuple(str(REPO / part) + os.sep for part in ("core", "ui", "pages"))
 RULES = ("names", "holders", "choice")
-RESOLVERS = frozenset(
-    {
-        "resolve_model",
-        "served_handle",
-        "connect",
-        "load_model",
-        "model_identity",
-        "planned_start_token",
-        "model_kind",
-        "is_served_name",
-        "is_served_spec",
-        "served_model",
-    }
-)
+
+
+def _resolvers_checked_by_the_tests() -> frozenset[str]:
+    """The resolvers ``tests/test_model_resolution.py`` names (read from this checkout, whichever one is traced)."""
+    spec = importlib.util.spec_from_file_location("model_resolution", HERE / "tests" / "test_model_resolution.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit("tests/test_model_resolution.py is missing from this checkout")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return frozenset(module.RESOLVERS)
+
+
+RESOLVERS = _resolvers_checked_by_the_tests() | {"is_served_spec", "served_model"}
 """Functions that read a model's text to get a model or a fact about it (the test's list, with the names two of
 them had before the handle: ``is_served_spec``, ``served_model``)."""
 
