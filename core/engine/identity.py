@@ -31,7 +31,7 @@ def model_identity(spec: str, revision: str | None = None, kind: LocalKind | Non
 
     spec = spec.strip()
     kind = kind or model_kind(spec)
-    if kind == "bundled" and spec == TINY_RANDOM:
+    if spec == TINY_RANDOM:
         return {"kind": "bundled", "name": spec, "weights": "random, seed 0"}
     if kind == "bundled":
         package = BUNDLED_MODELS[spec].package.replace("_", "-")

@@ -202,7 +202,7 @@ def load_model(
 
     keep_freed_memory()  # batches of tensors come and go: reuse their memory (core.engine.memory)
     placement = _placement(device_map, dev)
-    if kind == "bundled" and spec == TINY_RANDOM:
+    if spec == TINY_RANDOM:
         tokenizer, model = _tiny_random()
     elif kind == "bundled":
         tokenizer, model = load_bundled(BUNDLED_MODELS[spec], dt, trust_remote_code, spec, placement)
