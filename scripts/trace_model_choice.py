@@ -38,6 +38,8 @@ sys.path.insert(0, str(REPO))
 SPEC = "tiny-random"
 PROJECT_DIRS = tuple(str(REPO / part) + os.sep for part in ("core", "ui", "pages"))
 RULES = ("names", "holders", "choice")
+functions: Counter[str] = Counter()
+"""The functions entered with the choice in the last trace (``file::function``), for ``--functions``."""
 
 
 def _resolvers_checked_by_the_tests() -> frozenset[str]:
@@ -78,6 +80,7 @@ def trace_inspect_click(
     from streamlit.testing.v1 import AppTest
 
     entered: Counter[str] = Counter()
+    functions.clear()
 
     def tracer(frame, event, arg):  # noqa: ANN001, ANN202 (sys.settrace's signature)
         if event != "call":
@@ -90,6 +93,7 @@ def trace_inspect_click(
         values = [frame.f_locals.get(name) for name in names]
         if any(_carries(v, rule, code.co_name, handle_types, results_too) for v in values):
             entered[os.path.relpath(path, REPO)] += 1
+            functions[f"{os.path.relpath(path, REPO)}::{code.co_name}"] += 1
         return None
 
     def trace(on: bool) -> None:
@@ -117,13 +121,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--handle-types", nargs="*", default=[], help="class names of a resolved model handle")
     parser.add_argument("--rule", choices=RULES, default="names", help="what carries the choice (see above)")
     parser.add_argument("--whole", action="store_true", help="trace from the page's first run, not the click alone")
+    parser.add_argument("--functions", action="store_true", help="also list the functions entered, per file")
     parser.add_argument("--results-too", action="store_true", help="also count results that name their model")
     args = parser.parse_args(argv)
     entered = trace_inspect_click(
         frozenset(args.handle_types), args.rule, whole=args.whole, results_too=args.results_too
     )
     summary = {"rule": args.rule, "whole": args.whole, "files": len(entered), "calls": sum(entered.values())}
-    print(json.dumps({**summary, "per_file": dict(sorted(entered.items()))}, indent=2))
+    report = {**summary, "per_file": dict(sorted(entered.items()))}
+    if args.functions:
+        report["per_function"] = dict(sorted(functions.items()))
+    print(json.dumps(report, indent=2))
     return 0
 
 

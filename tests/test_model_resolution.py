@@ -35,7 +35,7 @@ MAY_RESOLVE = {
     "core/engine/models.py": {"model_kind"},
     "core/engine/identity.py": {"model_kind"},
     "core/cli/common.py": {"resolve_model", "connect", "served_handle"},
-    "ui/common.py": {"resolve_model", "served_handle", "load_model"},
+    "ui/common.py": {"resolve_model", "served_handle"},
     "ui/served_picker.py": {"connect"},
 }
 MAY_ASK_BESIDE = {

@@ -1,9 +1,10 @@
-"""Shared Streamlit pieces: the model picker, the cached model loader, progress bars, errors."""
+"""Shared Streamlit pieces: the model picker, the model choice resolved once per process, progress bars, errors."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import streamlit as st
@@ -12,7 +13,7 @@ from core.engine.bundled import available_bundled_models
 from core.engine.handle import ModelHandle, resolve_model, served_handle
 from core.engine.identity import identity_line
 from core.engine.model_source import ScoringModel
-from core.engine.models import DEFAULT_MODEL, load_model
+from core.engine.models import DEFAULT_MODEL
 from core.engine.progress import TimeLeft, format_duration
 from core.engine.served import ServedModel
 from core.errors import LeakLensError
@@ -22,6 +23,7 @@ MODEL_KEY = "leaklens_model_spec"
 SERVED_KEY = "leaklens_served_model"
 """The connected served model (its connection), kept by the session that pressed Check connection."""
 HANDLE_KEY = "leaklens_model_handle"
+"""The session's handle of its connected served model (a local model's handle is the process's, ``_local_handle``)."""
 START_TOKEN_KEY = "leaklens_start_token"
 DEFAULT_MODEL_ENV = "LEAKLENS_DEFAULT_MODEL"
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -79,20 +81,17 @@ def current_start_token() -> str | None:
     return (st.session_state.get(START_TOKEN_KEY) or "").strip() or None
 
 
+def _loading_notice(spec: str) -> AbstractContextManager[object]:
+    return st.spinner(f"Loading {spec}… the first load of the bundled model dequantises it once (~20 s).")
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _cached_model(spec: str, start_token: str | None) -> ScoringModel:
-    return load_model(spec, start_token=start_token)
-
-
-def _loader(chosen: str, start_token: str | None) -> Callable[[str], ScoringModel]:
-    """Loads through one copy per process (a spinner the first time); the start token applies to the chosen
-    model only, never to a reference or base model loaded beside it."""
-
-    def load(spec: str) -> ScoringModel:
-        with st.spinner(f"Loading {spec}… the first load of the bundled model dequantises it once (~20 s)."):
-            return _cached_model(spec, start_token if spec == chosen else None)
-
-    return load
+def _local_handle(spec: str, start_token: str | None) -> ModelHandle:
+    """One resolved handle per choice for the whole process: its weights load once (a spinner the first time)
+    and every session shares them, with the identity read beside them, so the weights the sidebar names are
+    the weights that score. A reference or base model beside it loads into the same handle family, without the
+    start token."""
+    return resolve_model(spec, start_token=start_token, loading_notice=_loading_notice)
 
 
 def _connected() -> ServedModel | None:
@@ -103,16 +102,15 @@ def _connected() -> ServedModel | None:
 
 def current_model() -> ModelHandle:
     """The session's model choice, resolved once per choice (the sidebar's model, start token and connection)
-    and handed to every run function; it loads through the process's shared cache."""
+    and handed to every run function."""
     spec, start_token, served = current_model_spec(), current_start_token(), _connected()
+    if served is None:
+        return _local_handle(spec, start_token)
     cached = st.session_state.get(HANDLE_KEY)
-    if cached is not None and cached[0] == (spec, start_token, served):
+    if cached is not None and cached[0] is served:
         return cached[1]
-    if served is not None:
-        handle = served_handle(served)
-    else:
-        handle = resolve_model(spec, start_token=start_token, loader=_loader(spec, start_token))
-    st.session_state[HANDLE_KEY] = ((spec, start_token, served), handle)
+    handle = served_handle(served)
+    st.session_state[HANDLE_KEY] = (served, handle)
     return handle
 
 

@@ -10,13 +10,15 @@ table of connections to look a name up in.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
 from core.engine.capabilities import ALL_CAPABILITIES
-from core.engine.model_kind import model_kind
+from core.engine.model_kind import LocalKind, model_kind
 from core.engine.model_source import ScoringModel
 from core.engine.served import SERVED_PREFIX, ServedModel, ServedModelError
 from core.engine.setup import ScoringSetup, resolve_setup
@@ -26,6 +28,8 @@ Kind = Literal["bundled", "local", "hub", "served"]
 Loader = Callable[[str], ScoringModel]
 """Loads a model by its spec (a page's cached loader, a test's model in memory): the handle's own, or a
 reference or base model beside it; it is the loader's to apply the handle's start token to its own spec."""
+Notice = Callable[[str], AbstractContextManager[object]]
+"""What to show while a model's weights load here, given its spec (the page's spinner)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,8 +46,13 @@ class ModelHandle:
     device_map: str | None = None
     served: ServedModel | None = None
     loader: Loader | None = None
-    """How to load the model (``Loader``), shared with the handles ``beside`` it; None: load here under ``setup``."""
+    """How to load the model (``Loader``), shared with the handles ``beside`` it; None: load here under ``setup``,
+    by the kind the handle was resolved to."""
+    loading_notice: Notice | None = None
+    """Shown while the weights load here (``Notice``); shared with the handles ``beside`` it."""
     _loaded: dict[str, ScoringModel] = field(default_factory=dict, repr=False)
+    _loading: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    """One load at a time per family of handles: a handle shared by several sessions loads its weights once."""
 
     @cached_property
     def identity(self) -> dict[str, Any]:
@@ -68,8 +77,11 @@ class ModelHandle:
     @property
     def _served(self) -> ServedModel:
         if self.served is None:
-            raise ServedModelError(f"{self.spec} is not connected: give its --endpoint (or press Check connection).")
+            raise self._served_missing()
         return self.served
+
+    def _served_missing(self) -> ServedModelError:
+        return ServedModelError(f"{self.spec} is not connected: give its --endpoint (or press Check connection).")
 
     @property
     def key(self) -> dict[str, str]:
@@ -95,9 +107,10 @@ class ModelHandle:
         """The model source, loaded on first use and kept (a served model is already connected)."""
         if self.served is not None:
             return self.served
-        if self.spec not in self._loaded:
-            self._loaded[self.spec] = self._load()
-        return self._loaded[self.spec]
+        with self._loading:
+            if self.spec not in self._loaded:
+                self._loaded[self.spec] = self._load()
+            return self._loaded[self.spec]
 
     def beside(self, spec: str, *, tested: bool = False) -> ModelHandle:
         """Another model under the same setup and loader: a reference or base model keeps its own start-token
@@ -112,6 +125,7 @@ class ModelHandle:
             start_token_override=self.start_token_override if tested else None,
             served=None,
             _loaded=self._loaded,
+            _loading=self._loading,
         )
 
     def _load(self) -> ScoringModel:
@@ -120,15 +134,24 @@ class ModelHandle:
         from core.engine import distributed
         from core.engine.models import load_model
 
-        return load_model(
-            self.spec,
-            device=distributed.rank_device(self.setup.device),
-            dtype=self.setup.torch_dtype,
-            revision=self.setup.revision,
-            trust_remote_code=self.trust_remote_code,
-            start_token=self.start_token_override,
-            device_map=self.device_map,
-        )
+        with self.loading_notice(self.spec) if self.loading_notice is not None else nullcontext():
+            return load_model(
+                self.spec,
+                kind=self._local_kind,
+                device=distributed.rank_device(self.setup.device),
+                dtype=self.setup.torch_dtype,
+                revision=self.setup.revision,
+                trust_remote_code=self.trust_remote_code,
+                start_token=self.start_token_override,
+                device_map=self.device_map,
+            )
+
+    @property
+    def _local_kind(self) -> LocalKind:
+        """The kind this handle was resolved to, for loading here (a served model is never loaded here)."""
+        if self.kind == "served":
+            raise self._served_missing()
+        return self.kind
 
 
 def resolve_model(
@@ -139,6 +162,7 @@ def resolve_model(
     trust_remote_code: bool = False,
     device_map: str | None = None,
     loader: Loader | None = None,
+    loading_notice: Notice | None = None,
 ) -> ModelHandle:
     """The handle of a model named by ``spec`` (bundled name, folder or hub id), loaded in this process.
 
@@ -157,6 +181,7 @@ def resolve_model(
         trust_remote_code=trust_remote_code,
         device_map=device_map,
         loader=loader,
+        loading_notice=loading_notice,
     )
 
 

@@ -177,6 +177,7 @@ def load_model(
     trust_remote_code: bool = False,
     start_token: str | None = None,
     device_map: str | None = None,
+    kind: LocalKind | None = None,
 ) -> LoadedModel:
     """Resolve ``spec`` and load it for inference. Raises ``ModelLoadError`` with what was tried.
 
@@ -184,6 +185,7 @@ def load_model(
     (``float32``, ``bfloat16``, ``float16``). ``start_token`` overrides the start-token rule
     (``core.engine.start_token``). ``device_map="auto"`` spreads a model too large for one GPU across the
     visible GPUs (and CPU memory) through ``accelerate``; inputs then go to the model's first device.
+    ``kind``: what the spec names, when a handle has read it already (``core.engine.model_kind``).
     """
     spec = (spec or "").strip()
     if not spec:
@@ -193,7 +195,7 @@ def load_model(
             raise ModelLoadError(f"Unknown dtype '{dtype}'; use one of {', '.join(DTYPES)}.")
         dtype = DTYPES[dtype]
     revision = (revision or "").strip() or None
-    kind = model_kind(spec)
+    kind = kind or model_kind(spec)
     if revision and (kind != "hub" or Path(spec).expanduser().exists()):
         raise ModelLoadError(f"A revision applies to hub models only; '{spec}' is bundled or a local folder.")
     default_dev, default_dtype = default_device()

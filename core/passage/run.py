@@ -116,7 +116,7 @@ def inspect_passage(
         result = _judged(model, result, store=store, extraction=extraction, stage=stage)
     if len(result.verdicts) != len(result.passages):
         return result  # not placed (the reason is in placement_error): nothing to keep
-    run = store_inspection(store, result, model)
+    run = store_inspection(store, result, model.key)
     return replace(result, run_id=run.run_id)
 
 

@@ -10,13 +10,13 @@ name the same run: asking again reads it back.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
 from core.data.fingerprint import fingerprint_rows
-from core.engine.handle import ModelHandle
 from core.engine.records import TokenRecords
 from core.errors import LeakLensError
 from core.methods.analysis import PassageAnalysis
@@ -39,10 +39,11 @@ FORMAT = 2
 """Part of the run key: raised when the stored summary's layout changes, so an old one is never misread."""
 
 
-def inspection_key(result: InspectResult, model: ModelHandle) -> dict[str, Any]:
-    """What names a stored inspection: the model (weights and start token), the passages and the token limit."""
+def inspection_key(result: InspectResult, model_key: Mapping[str, str]) -> dict[str, Any]:
+    """What names a stored inspection: the model (``model_key``, the handle's ``key``: its weights and start
+    token), the passages and the token limit."""
     return {
-        **model.key,
+        **model_key,
         "passages": fingerprint_rows(result.asked),
         "max_tokens": result.max_tokens,
         "format": FORMAT,
@@ -95,12 +96,12 @@ def _summary(result: InspectResult) -> dict[str, Any]:
     )
 
 
-def store_inspection(store: ResultStore, result: InspectResult, model: ModelHandle) -> RunInfo:
+def store_inspection(store: ResultStore, result: InspectResult, model_key: Mapping[str, str]) -> RunInfo:
     """Keep a judged inspection as a finished run (the stored one when the same inspection was kept before) and
-    return it."""
+    return it. The store needs only the part of the run key that names the model (the handle's ``key``)."""
     if not result.judged or len(result.verdicts) != len(result.passages):
         raise LeakLensError("Only an inspection with a verdict for every passage can be stored.")
-    key = inspection_key(result, model)
+    key = inspection_key(result, model_key)
     meta = {"dataset": data_label(result), "model": result.model, "n_total": len(result.passages)}
     run = store.get_or_create_run(KIND, key, meta)
     if run.finished and (run.summary or {}).get("complete", False) >= result.complete:

@@ -1,7 +1,11 @@
 """A spec is classified once (``model_kind``); the handle hands its kind to what reads the weights' identity and
-plans the start token, and the sidebar says in one line which weights the choice names."""
+plans the start token and loads the weights (once, however many sessions share the handle), and the sidebar says
+in one line which weights the choice names."""
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from core.engine.handle import resolve_model
 from core.engine.identity import identity_line, model_identity
@@ -40,3 +44,29 @@ def test_the_sidebar_line_names_the_weights(tiny_lm, tmp_path):
     )
     served = {"kind": "served", "endpoint": "http://127.0.0.1:8000", "served_model": "m"}
     assert identity_line(served) == "served as m by http://127.0.0.1:8000 (weights not verifiable)"
+
+
+def test_loading_a_resolved_handle_reads_its_spec_no_more(monkeypatch):
+    handle = resolve_model("tiny-random")
+
+    def read_again(spec: str):
+        raise AssertionError(f"the spec {spec!r} was classified again on loading")
+
+    monkeypatch.setattr("core.engine.models.model_kind", read_again)
+    assert handle.load().spec == "tiny-random"
+
+
+def test_a_handle_shared_by_sessions_loads_its_weights_once_under_its_notice():
+    shown: list[str] = []
+
+    @contextmanager
+    def notice(spec: str):
+        shown.append(spec)
+        yield
+
+    handle = resolve_model("tiny-random", loading_notice=notice)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        loaded = list(pool.map(lambda _: handle.load(), range(3)))
+    assert shown == ["tiny-random"]
+    assert all(lm is loaded[0] for lm in loaded)
+    assert handle.beside("tiny-random") is handle
