@@ -15,6 +15,7 @@ rule (``--rule``):
 
 ``--whole`` traces the page from its first run (the sidebar resolving the choice) instead of the click alone.
 ``--results-too`` also counts results that name the model they came from (their ``model`` attribute).
+``--functions`` also lists the functions entered, as ``file::function`` with how often.
 
     .venv/bin/python scripts/trace_model_choice.py --handle-types ModelHandle [--rule choice] [--whole]
 
