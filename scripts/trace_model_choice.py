@@ -39,8 +39,6 @@ sys.path.insert(0, str(REPO))
 SPEC = "tiny-random"
 PROJECT_DIRS = tuple(str(REPO / part) + os.sep for part in ("core", "ui", "pages"))
 RULES = ("names", "holders", "choice")
-functions: Counter[str] = Counter()
-"""The functions entered with the choice in the last trace (``file::function``), for ``--functions``."""
 
 
 def _resolvers_checked_by_the_tests() -> frozenset[str]:
@@ -80,8 +78,7 @@ def trace_inspect_click(
 ) -> Counter[str]:
     from streamlit.testing.v1 import AppTest
 
-    entered: Counter[str] = Counter()
-    functions.clear()
+    entered: Counter[str] = Counter()  # how often each function was entered with the choice: "file::function"
 
     def tracer(frame, event, arg):  # noqa: ANN001, ANN202 (sys.settrace's signature)
         if event != "call":
@@ -93,8 +90,7 @@ def trace_inspect_click(
         names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
         values = [frame.f_locals.get(name) for name in names]
         if any(_carries(v, rule, code.co_name, handle_types, results_too) for v in values):
-            entered[os.path.relpath(path, REPO)] += 1
-            functions[f"{os.path.relpath(path, REPO)}::{code.co_name}"] += 1
+            entered[f"{os.path.relpath(path, REPO)}::{code.co_name}"] += 1
         return None
 
     def trace(on: bool) -> None:
@@ -125,11 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--functions", action="store_true", help="also list the functions entered, per file")
     parser.add_argument("--results-too", action="store_true", help="also count results that name their model")
     args = parser.parse_args(argv)
-    entered = trace_inspect_click(
+    functions = trace_inspect_click(
         frozenset(args.handle_types), args.rule, whole=args.whole, results_too=args.results_too
     )
-    summary = {"rule": args.rule, "whole": args.whole, "files": len(entered), "calls": sum(entered.values())}
-    report = {**summary, "per_file": dict(sorted(entered.items()))}
+    per_file: Counter[str] = Counter()
+    for function, calls in functions.items():
+        per_file[function.split("::")[0]] += calls
+    summary = {"rule": args.rule, "whole": args.whole, "files": len(per_file), "calls": per_file.total()}
+    report = {**summary, "per_file": dict(sorted(per_file.items()))}
     if args.functions:
         report["per_function"] = dict(sorted(functions.items()))
     print(json.dumps(report, indent=2))

@@ -77,11 +77,8 @@ class ModelHandle:
     @property
     def _served(self) -> ServedModel:
         if self.served is None:
-            raise self._served_missing()
+            raise _not_connected(self.spec)
         return self.served
-
-    def _served_missing(self) -> ServedModelError:
-        return ServedModelError(f"{self.spec} is not connected: give its --endpoint (or press Check connection).")
 
     @property
     def key(self) -> dict[str, str]:
@@ -150,7 +147,7 @@ class ModelHandle:
     def _local_kind(self) -> LocalKind:
         """The kind this handle was resolved to, for loading here (a served model is never loaded here)."""
         if self.kind == "served":
-            raise self._served_missing()
+            raise _not_connected(self.spec)
         return self.kind
 
 
@@ -172,7 +169,7 @@ def resolve_model(
     if not spec:
         raise LeakLensError("No model given: pass a bundled name, a local directory or a hub id.")
     if is_served_name(spec):
-        raise ServedModelError(f"{spec} is not connected: give its --endpoint (or press Check connection).")
+        raise _not_connected(spec)
     return ModelHandle(
         spec=spec,
         kind=model_kind(spec),
@@ -188,6 +185,11 @@ def resolve_model(
 def served_handle(served: ServedModel, *, setup: ScoringSetup | None = None) -> ModelHandle:
     """The handle of a connected served model (``core.engine.served.connect``)."""
     return ModelHandle(spec=served.spec, kind="served", setup=setup or resolve_setup(), served=served)
+
+
+def _not_connected(spec: str) -> ServedModelError:
+    """The error for a served model's name with no connection behind it (one wording for every way in)."""
+    return ServedModelError(f"{spec} is not connected: give its --endpoint (or press Check connection).")
 
 
 def is_served_name(spec: str) -> bool:
