@@ -83,9 +83,9 @@ def render_verdicts(result: InspectResult) -> list[Finding]:
         if len(result.passages) > 1:
             st.markdown(f"**{passage.name}**")
         finding_banner(finding)
-        render_extraction(verdict_of(result, index))
-        if placement is not None and comparable(placement):
+        if placement is not None and comparable(placement):  # what it was compared with, right under the verdict
             _strip(placement, placement.deciding, chart_name(result, passage), f"placement_{_slug(passage.name)}")
+        render_extraction(verdict_of(result, index))
     return findings
 
 

@@ -16,8 +16,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from core.config import ASSETS_DIR
 from core.data.fingerprint import fingerprint_rows
@@ -79,6 +82,25 @@ class FreshCalibration:
     """Passages in the whole fresh set; more than ``n`` while only those a verdict needed are scored."""
     source: str = "store"
     """Where the scores came from: ``shipped`` (with LeakLens), ``store`` (scored before) or ``scored`` (now)."""
+    forms: tuple[str, ...] = ()
+    """Per passage, how it was written (its ``form``: recipe, changelog, narrative...), for naming the kind."""
+    set_passages: tuple[FreshPassage, ...] = ()
+    """The whole fresh set these passages belong to: its embeddings find a passage's nearest fresh passages in
+    kind (``core.passage.kind``). Empty: no embeddings, the placement reads plain scores."""
+
+    embeddings: np.ndarray | None = field(default=None, compare=False, repr=False)
+    """Unit sentence embeddings of these passages in ``ids`` order, when given directly (a hand-made set);
+    otherwise read from the fresh set's (``vectors``)."""
+
+    def vectors(self) -> np.ndarray | None:
+        """Unit sentence embeddings of these passages (in ``ids`` order), or None without a fresh set."""
+        if self.embeddings is not None:
+            return self.embeddings
+        if not self.set_passages:
+            return None
+        every = _set_vectors(self.set_passages)
+        position = {p.id: i for i, p in enumerate(self.set_passages)}
+        return every[[position[i] for i in self.ids]]
 
     @property
     def n(self) -> int:
@@ -105,6 +127,14 @@ class FreshCalibration:
 
     def label(self, key: str) -> str:
         return self.method_labels.get(key, key)
+
+
+@lru_cache(maxsize=4)
+def _set_vectors(passages: tuple[FreshPassage, ...]) -> np.ndarray:
+    """A fresh set's embeddings, once per process: shipped, cached, or embedded now (``core.passage.kind``)."""
+    from core.passage.kind import fresh_embeddings
+
+    return fresh_embeddings(fresh_set_fingerprint(passages), [p.text for p in passages])
 
 
 def fresh_passages_path() -> Path:
@@ -172,7 +202,7 @@ def fresh_lengths(lm: ScoringModel, passages: Sequence[FreshPassage]) -> tuple[i
     tokenizer alone: which fresh passages a passage is compared with is known before any is scored.
 
     Kept for the process per model source and set: each passage inspected before the set is complete asks again,
-    and a served model's tokenizer is a request per passage (1,199 of them)."""
+    and a served model's tokenizer is a request per passage (1,955 of them)."""
     from core.engine.scoring import encode_texts
 
     def count(source: ScoringModel) -> tuple[int, ...]:
@@ -192,6 +222,7 @@ def stored_fresh_calibration(
     options: Mapping[str, Any] | None = None,
     only: Sequence[int] | Callable[[Sequence[FreshPassage]], Sequence[int]] | None = None,
     shipped: bool = True,
+    reuse_shipped: bool = False,
 ) -> FreshCalibration:
     """``model``'s scores on the fresh passages: read from the store, scored (and stored) only when missing.
 
@@ -202,9 +233,10 @@ def stored_fresh_calibration(
     scored now, in order (``passage_finding.fresh_positions_for``), or a function of the passages giving
     them, called only when the set is not already complete in the store (it may tokenize them all); the
     calibration then holds every passage stored so far, and ``complete`` says whether that is the whole set.
+    ``reuse_shipped`` (rebuilding the shipped file): the shipped scores of passages that did not change are kept.
     """
     from core.engine.scoring import score_texts
-    from core.passage.shipped_calibration import seed_from_shipped
+    from core.passage.shipped_calibration import reusable_samples, seed_from_shipped, seed_unfinished
 
     setup = model.setup
     chosen, _ = supported_methods(model, fresh_methods() if methods is None else list(methods))
@@ -254,6 +286,15 @@ def stored_fresh_calibration(
     request = RunRequest(FRESH_KIND, key, meta, setup.to_dict())
     ids = [p.id for p in rows]
     seeded = seed_from_shipped(store, request, ids, summarise) if shipped else None
+    if reuse_shipped:  # a rebuild of the shipped file: keep the scores of passages that did not change
+        passage_of = {p.id: p for p in rows}
+
+        def fingerprint_of(shipped_ids: Sequence[str]) -> str | None:
+            if any(i not in passage_of for i in shipped_ids):
+                return None
+            return fresh_set_fingerprint([passage_of[i] for i in shipped_ids])
+
+        seed_unfinished(store, request, reusable_samples(request, fingerprint_of))
     if callable(only):
         stored = store.find_run(FRESH_KIND, key)
         only = None if stored is not None and stored.finished else only(rows)
@@ -285,4 +326,6 @@ def stored_fresh_calibration(
         notes=notes,
         n_set=len(rows),
         source=source,
+        forms=tuple(p.form for p in held),
+        set_passages=rows,
     )

@@ -16,7 +16,7 @@ finding is the stronger reading's, and says which evidence carries it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.methods.extraction import EXTRACTION_KEY, MIN_CONTINUATION, Continuation, extraction_plan
 from core.passage.calibration import FreshCalibration
@@ -26,6 +26,7 @@ from core.passage.placement import (
     STRENGTH,
     PassagePlacement,
     has_yardstick,
+    lacks_own_kind,
     level_of_chance,
     placement_finding,
 )
@@ -167,11 +168,14 @@ def passage_finding(
     placement: PassagePlacement, reading: ExtractionReading | None, view: ExtractionView | None
 ) -> Finding:
     """One finding for the passage from its placement and (when measured) its extraction: the stronger sign
-    carries it and is named; with no sign from either, ``none`` needs both inside new text's range."""
+        carries it and is named; with no sign from either, ``none`` needs both inside new text's range. A passage of a
+    kind no fresh text is of (a table of numbers) is at most ``inconclusive``: its continuation is not read either."""
     place = placement_finding(placement)
     if reading is None or view is None:
         return place
     extracted = extraction_finding(reading, view)
+    if lacks_own_kind(placement):  # no fresh text of its kind: its continuation has nothing to be read against
+        return replace(place, evidence=(*place.evidence, f"the continuation: {extracted.headline}"))
     readable = has_yardstick(placement)
     place_rank = RANK.get(place.level, 0) if readable else 0
     extract_rank = RANK.get(extracted.level, 0)

@@ -36,6 +36,7 @@ import numpy as np
 from core.engine.model_source import ScoringModel
 from core.errors import LeakLensError
 from core.passage.calibration import FreshCalibration, FreshPassage, fresh_lengths
+from core.passage.kind import adjusted_fresh, kind_words, nearest
 from core.passage.summary import format_perplexity, percentile_of, too_short, too_short_text
 from core.passage.text_form import GROUP_NAMES, PROSE, guess_group
 from core.stats.finding import Finding, Level, count
@@ -93,10 +94,32 @@ class MethodPlacement:
     """The compared fresh passages' scores (finite ones), for the distribution chart."""
     tests: int = 1
     """Tests read for the same passage (placement and extraction: 2); the level allows for each (Bonferroni)."""
+    kind_positions: tuple[int, ...] = ()
+    """Which of ``calibration_scores`` are the passage's nearest fresh passages in kind (``core.passage.kind``);
+    empty when the fresh set has no embeddings (the plain placement by score)."""
+    kind_words: str = ""
+    """What those nearest passages are, in plain words ("recipes and instructions")."""
+    kind_n_at_least: int = 0
+    """Of the nearest in kind, how many score at least as high as the passage (its rank among its own kind)."""
+    adjusted: float | None = None
+    """The passage's kind-adjusted score: its score minus the median of its nearest fresh passages in kind. When
+    set, ``percentile`` and ``n_at_least`` place this among the compared fresh passages' own adjusted scores."""
 
     @property
     def n_compared(self) -> int:
         return len(self.calibration_scores)
+
+    @property
+    def kind_adjusted(self) -> bool:
+        return self.adjusted is not None and bool(self.kind_positions)
+
+    @property
+    def n_kind(self) -> int:
+        return len(self.kind_positions)
+
+    @property
+    def kind_scores(self) -> tuple[float, ...]:
+        return tuple(self.calibration_scores[i] for i in self.kind_positions)
 
     @property
     def chance(self) -> float:
@@ -115,6 +138,10 @@ class MethodPlacement:
             "calibration_scores": list(self.calibration_scores),
             "passage_score": self.score,
             "percentile": self.percentile,
+            "kind_positions": list(self.kind_positions),
+            "kind_words": self.kind_words,
+            "kind_n_at_least": self.kind_n_at_least,
+            "adjusted": self.adjusted,
         }
 
 
@@ -247,36 +274,29 @@ def place_passage(
     minimum: int = MIN_SIMILAR,
     tests: int = 1,
     group: str = PROSE,
+    vector: np.ndarray | None = None,
 ) -> PassagePlacement:
     """Place a passage's ``scores`` (by method key, e.g. ``PassageAnalysis.scores``) and its scored token
     count among ``calibration``'s passages of similar length, for each of ``methods`` both sides have;
     ``tests``: how many tests the passage's finding reads (``MethodPlacement.tests``); ``group``: the kind of
     text it reads as, compared only with fresh passages of that kind when ``minimum`` of them are near its
-    length, else with every fresh passage."""
+    length, else with every fresh passage; ``vector``: the passage's embedding (``core.passage.kind``), which
+    reads it against its nearest fresh passages in kind when the calibration has embeddings."""
     positions, widened, n_own = comparison_positions(
         n_tokens, calibration.n_tokens, calibration.groups, group=group, factor=factor, minimum=minimum
     )
+    vectors = calibration.vectors() if vector is not None else None
     placed = []
     for key in methods:
         value = scores.get(key)
         column = calibration.scores.get(key)
         if value is None or column is None or not math.isfinite(value):
             continue
-        compared = np.asarray([column[i] for i in positions], dtype=np.float64)
-        compared = compared[np.isfinite(compared)]
+        kept = [i for i in positions if math.isfinite(column[i])]
+        compared = np.asarray([column[i] for i in kept], dtype=np.float64)
         if compared.size == 0:
             continue
-        placed.append(
-            MethodPlacement(
-                method_key=key,
-                label=calibration.label(key),
-                score=float(value),
-                percentile=percentile_of(float(value), compared),
-                n_at_least=int(np.count_nonzero(compared >= value)),
-                calibration_scores=tuple(float(x) for x in compared),
-                tests=tests,
-            )
-        )
+        placed.append(_method_placement(calibration, key, float(value), compared, kept, vectors, vector, tests))
     if not placed:
         raise LeakLensError(
             f"None of {', '.join(methods)} is scored both for the passage and for the fresh passages; "
@@ -297,10 +317,65 @@ def place_passage(
     )
 
 
+def _method_placement(
+    calibration: FreshCalibration,
+    key: str,
+    value: float,
+    compared: np.ndarray,
+    kept: list[int],
+    vectors: np.ndarray | None,
+    vector: np.ndarray | None,
+    tests: int,
+) -> MethodPlacement:
+    """One method's reading: by its plain score, or (with embeddings) by its kind-adjusted score among the compared
+    passages' own kind-adjusted scores, each against its nearest fresh passages in kind."""
+    label = calibration.label(key)
+    scores = tuple(float(x) for x in compared)
+    if vectors is None or vector is None or len(kept) < 2:
+        return MethodPlacement(
+            key,
+            label,
+            value,
+            tests=tests,
+            percentile=percentile_of(value, compared),
+            n_at_least=int(np.count_nonzero(compared >= value)),
+            calibration_scores=scores,
+        )
+    compared_vectors = vectors[kept]
+    near = nearest(vector, compared_vectors)
+    adjusted = value - float(np.median(compared[near]))
+    fresh_adjusted = adjusted_fresh(compared, compared_vectors)
+    forms = [calibration.forms[i] if i < len(calibration.forms) else "" for i in kept]
+    return MethodPlacement(
+        key,
+        label,
+        value,
+        tests=tests,
+        percentile=percentile_of(adjusted, fresh_adjusted),
+        n_at_least=int(np.count_nonzero(fresh_adjusted >= adjusted)),
+        calibration_scores=scores,
+        kind_positions=tuple(int(i) for i in near),
+        kind_words=kind_words([forms[i] for i in near]),
+        kind_n_at_least=int(np.count_nonzero(compared[near] >= value)),
+        adjusted=adjusted,
+    )
+
+
 def has_yardstick(placement: PassagePlacement) -> bool:
     """True when the passage can be read against the fresh passages at all: long enough to judge, and enough
     fresh passages of similar length (``MIN_SIMILAR`` within ``LENGTH_FACTOR``) without widening."""
-    return not too_short(placement.n_tokens) and not placement.widened and _n_within(placement) >= placement.minimum
+    return (
+        not too_short(placement.n_tokens)
+        and not placement.widened
+        and _n_within(placement) >= placement.minimum
+        and not lacks_own_kind(placement)
+    )
+
+
+def lacks_own_kind(placement: PassagePlacement) -> bool:
+    """The passage reads as a kind of text (code, dialogue, numbers, another language) of which too few fresh
+    passages are near its length: fresh text of other kinds is no yardstick for it."""
+    return placement.group != PROSE and placement.n_own_group is not None and not placement.group_matched
 
 
 def placement_finding(placement: PassagePlacement) -> Finding:
@@ -323,7 +398,7 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     others = [m for m in placement.methods if m is not deciding]
     lengths = f"{low} tokens" if low == high else f"{low}–{high} tokens"
     caveats = [FORMULAIC_CAVEAT]
-    if placement.group != PROSE and not placement.group_matched:
+    if lacks_own_kind(placement):
         caveats.append(other_form_caveat(placement.group, placement.n_own_group or 0))
     within = _n_within(placement)
     if not has_yardstick(placement):
@@ -357,12 +432,23 @@ def placement_finding(placement: PassagePlacement) -> Finding:
             tuple(caveats),
             numbers,
         )
-    share = f"{_share(deciding)} freshly written passages of similar length"
+    if lacks_own_kind(placement):
+        own = placement.n_own_group or 0
+        return Finding(
+            "inconclusive",
+            f"Cannot tell: it reads as {GROUP_NAMES[placement.group]}, and "
+            f"{'no' if own == 0 else f'only {own}'} freshly written "
+            f"passage{'' if own == 1 else 's'} of that kind {'is' if own == 1 else 'are'} near its length "
+            f"(a reading needs {placement.minimum}): text of other kinds is no yardstick for it.",
+            tuple(evidence),
+            tuple(caveats),
+            numbers,
+        )
     highest = min(placement.methods, key=lambda m: m.chance)
     if level == "none" and highest.chance < NONE_CHANCE:
         return Finding(
             "inconclusive",
-            f"Cannot tell: more predictable than {_share(highest)} freshly written passages of similar length, "
+            f"Cannot tell: more predictable than {_kind_share(highest)}, "
             "above most new text but not far enough to count as a sign. Testing "
             "more passages from the same source together (Membership or Dataset inference) can tell.",
             tuple(evidence),
@@ -375,9 +461,15 @@ def placement_finding(placement: PassagePlacement) -> Finding:
             "written passages of similar length."
         )
     elif level == "none":
-        headline = f"No clear sign the model has seen it: more predictable than {share}, within the range of new text."
+        headline = (
+            f"No clear sign the model has seen it: more predictable than {_kind_share(deciding)}, "
+            "within the range of new text."
+        )
     else:
-        headline = f"More predictable than {share}: {STRENGTH[level]} the model may have seen it — evidence, not proof."
+        headline = (
+            f"More predictable than {_kind_share(deciding)}: {STRENGTH[level]} the model may have seen it — "
+            "evidence, not proof."
+        )
     ceiling = level_of_chance(deciding.tests / (deciding.n_compared + 1))
     if deciding.percentile >= 90 and ceiling != "strong":
         caveats.append(
@@ -433,6 +525,24 @@ def _share(method: MethodPlacement) -> str:
     return f"{_percent(method)} of {method.n_compared}"
 
 
+def _kind_share(method: MethodPlacement) -> str:
+    """The comparison in words. Plain: 'all 36 freshly written passages of similar length'. By kind: its rank among
+    the fresh passages nearest in kind, then the kind-adjusted share that sets the level: 'all 40 freshly written
+    recipes and instructions of similar length, and 99% of 412 fresh passages once each is read against its own
+    kind'."""
+    if not method.kind_adjusted:
+        return f"{_share(method)} freshly written passages of similar length"
+    among_kind = (
+        f"all {method.n_kind}"
+        if method.kind_n_at_least == 0
+        else f"{method.n_kind - method.kind_n_at_least} of the {method.n_kind}"
+    )
+    return (
+        f"{among_kind} freshly written {method.kind_words} of similar length nearest to it in kind, and than "
+        f"{_share(method)} fresh passages once each is read against its own kind"
+    )
+
+
 def _percent(method: MethodPlacement) -> str:
     return f"{math.floor(method.percentile)}%"
 
@@ -446,7 +556,21 @@ def _method_evidence(method: MethodPlacement) -> str:
         )
     else:
         against = f"score {method.score:.2f} against a median of {median:.2f}"
-    return (
+    plain = (
         f"{method.label}: more predictable than {_percent(method)} of the {method.n_compared} fresh passages "
         f"compared ({against})"
+    )
+    if not method.kind_adjusted:
+        return plain
+    kind_median = float(np.median(method.kind_scores))
+    kind_against = (
+        f"median perplexity {format_perplexity(math.exp(-kind_median))}"
+        if method.method_key == "loss"
+        else f"median score {kind_median:.2f}"
+    )
+    return (
+        f"{method.label}: against the {method.n_kind} fresh passages nearest in kind ({method.kind_words}; "
+        f"{kind_against}) it scores {method.adjusted:+.2f}; fresh passages read the same way against their own "
+        f"kind score that high {how_often(method.n_at_least, method.n_compared, method.chance)} times "
+        f"({against}, before allowing for kind)"
     )

@@ -107,3 +107,31 @@ def seed_from_shipped(
     rows = [by_id[i] for i in sample_ids]
     store.add_samples(run.run_id, rows)
     return store.finish_run(run.run_id, summarise(rows))
+
+
+def reusable_samples(request: RunRequest, fingerprint_of: Callable[[Sequence[str]], str | None]) -> list[SampleRow]:
+    """The shipped samples a rebuild can keep: same key in everything but the passages, and the shipped passages
+    provably unchanged (``fingerprint_of(shipped ids)``, the current set's fingerprint over exactly those ids, equals
+    the shipped key's). A rebuild after adding passages then scores only the new ones."""
+    shipped = read_shipped(str(request.key.get("model", "")))
+    if shipped is None:
+        return []
+    rest = {k: v for k, v in request.key.items() if k != "passages"}
+    if canonical_json(rest) != canonical_json({k: v for k, v in shipped.key.items() if k != "passages"}):
+        return []
+    if fingerprint_of([s.sample_id for s in shipped.samples]) != shipped.key.get("passages"):
+        return []
+    return list(shipped.samples)
+
+
+def seed_unfinished(store: ResultStore, request: RunRequest, samples: Sequence[SampleRow]) -> None:
+    """Put ``samples`` into ``request``'s run as already scored, leaving it unfinished so the run loop scores the
+    rest (``python -m bench.calibration`` after passages were added)."""
+    if not samples:
+        return
+    meta = dict(request.meta)
+    if request.setup is not None:
+        meta["setup"] = dict(request.setup)
+    run = store.get_or_create_run(request.kind, request.key, meta)
+    if not run.finished:
+        store.add_samples(run.run_id, list(samples))

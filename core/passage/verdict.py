@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from core.engine.model_source import ScoringModel
 from core.engine.progress import ProgressCallback
 from core.engine.records import TokenRecords, scored_text
@@ -73,16 +75,20 @@ def judge_passage(
     view: ExtractionView | None = None,
     *,
     extraction_note: str = "",
+    vector: np.ndarray | None = None,
 ) -> PassageVerdict:
     """Placement, extraction reading and the one finding; each test allows for the other when both can read
-    (a placement without a yardstick leaves the extraction test alone)."""
+    (a placement without a yardstick leaves the extraction test alone). ``vector``: the passage's embedding, so
+    it is read against its nearest fresh passages in kind (``passage_vectors``)."""
     reading = read_extraction(continuation, calibration) if continuation is not None else None
     if continuation is not None and reading is None:
         extraction_note = (
             "The fresh passages' continuations were not measured for this model, so the extraction test is not read."
         )
     group = guess_group(scored_text(records))
-    placement = place_passage(scores, records.n_tokens, calibration, tests=2 if reading else 1, group=group)
+    placement = place_passage(
+        scores, records.n_tokens, calibration, tests=2 if reading else 1, group=group, vector=vector
+    )
     if reading is not None and has_yardstick(placement):
         reading = replace(reading, tests=2)
     finding = passage_finding(placement, reading, view)
@@ -102,16 +108,27 @@ def judge_passages(
     """Every passage's verdict; with ``extraction`` the model continues each passage's first half (one
     batched generation for all of them)."""
     records = [rec for _, rec in passages]
+    vectors = passage_vectors(calibration, [scored_text(rec) for rec in records])
     continuations: list[list[Continuation | None]] = (
         extract(lm, records, progress=progress) if extraction else [[None] for _ in records]
     )
     verdicts = []
-    for (scores, rec), measured in zip(passages, continuations, strict=True):
+    for (scores, rec), measured, vector in zip(passages, continuations, vectors, strict=True):
         continuation = measured[0]
         if continuation is None:
             note = too_short_for_extraction_note(rec.n_tokens) if extraction else ""
-            verdicts.append(judge_passage(scores, rec, calibration, extraction_note=note))
+            verdicts.append(judge_passage(scores, rec, calibration, extraction_note=note, vector=vector))
         else:
             view = extraction_view(lm, rec, continuation)
-            verdicts.append(judge_passage(scores, rec, calibration, continuation, view))
+            verdicts.append(judge_passage(scores, rec, calibration, continuation, view, vector=vector))
     return verdicts
+
+
+def passage_vectors(calibration: FreshCalibration, texts: Sequence[str]) -> list[np.ndarray | None]:
+    """Each passage's embedding when the calibration can read passages by kind (it has a fresh set), else None:
+    one batched pass of the bundled sentence-embedding model."""
+    if (calibration.embeddings is None and not calibration.set_passages) or not texts:
+        return [None] * len(texts)
+    from core.passage.kind import embed
+
+    return list(embed(texts))

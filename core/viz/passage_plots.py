@@ -1,7 +1,8 @@
 """Where a passage sits among freshly written passages of similar length, as a picture.
 
-Each fresh passage is a light blue dot on one line (how predictable the model found it), the passage a deep
-blue diamond: a viewer sees at a glance whether it stands out. The shared LeakLens style sets colours and
+Each fresh passage is a light blue dot on one line (how predictable the model found it), those nearest to the
+passage in kind teal, the passage a deep blue diamond: a viewer sees at a glance whether it stands out, and from
+which text. The shared LeakLens style sets colours and
 margins explicitly, so the figure reads the same in the dashboard and in an exported report. Perplexity
 runs on a linear axis, more predictable to the right.
 """
@@ -19,6 +20,8 @@ from core.viz.style import plotly_text, style_figure
 
 FRESH_COLOUR = "#9ecae1"
 """Light blue, not grey: grey means an inconclusive finding."""
+KIND_COLOUR = "#2a9d8f"
+"""Teal: the fresh passages nearest to the passage in kind, the ones it is read against first."""
 PASSAGE_COLOUR = "#1f4e9c"
 """The passage itself: a deep blue, never the red that means strong evidence."""
 
@@ -54,16 +57,30 @@ def placement_strip(
         else "how predictable the model finds each passage (higher = more)"
     )
     figure = go.Figure()
+    kind = set(placement.kind_positions)
+    others = [v for i, v in enumerate(values) if i not in kind]
     figure.add_trace(
         go.Scatter(
-            x=values,
-            y=[0] * len(values),
+            x=others,
+            y=[0] * len(others),
             mode="markers",
             name=f"{plotly_text(set_label)} ({len(values)})",
-            marker={"color": FRESH_COLOUR, "size": 10, "opacity": 0.7, "line": {"width": 0}},
+            marker={"color": FRESH_COLOUR, "size": 10, "opacity": 0.6, "line": {"width": 0}},
             hovertemplate=f"fresh passage · {measure} %{{x:.3g}}<extra></extra>",
         )
     )
+    if kind:
+        kind_name = plotly_text(f"the {len(kind)} nearest in kind ({placement.kind_words})")
+        figure.add_trace(
+            go.Scatter(
+                x=[values[i] for i in placement.kind_positions],
+                y=[0] * len(kind),
+                mode="markers",
+                name=kind_name,
+                marker={"color": KIND_COLOUR, "size": 11, "opacity": 0.9, "line": {"color": "#ffffff", "width": 1}},
+                hovertemplate=f"fresh passage nearest in kind · {measure} %{{x:.3g}}<extra></extra>",
+            )
+        )
     figure.add_trace(
         go.Scatter(
             x=[own],

@@ -147,25 +147,29 @@ INPUT_WIDGETS = ", ".join(
 PRESENT_SWITCH = ".st-key-leaklens_present"
 
 
-def verdict_box(page: Page) -> dict[str, float] | None:
-    """The first verdict banner's box in the viewport (``top``, ``bottom``) and the viewport's height."""
+def verdict_box(page: Page, selector: str = VERDICT_SELECTOR) -> dict[str, float] | None:
+    """The first verdict banner's (or ``selector``'s) box in the viewport (``top``, ``bottom``) and the viewport's
+    height."""
     return page.evaluate(
         "(sel) => { const e = document.querySelector(sel); if (!e) return null;"
         " const r = e.getBoundingClientRect();"
         " return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,"
         " height: window.innerHeight, width: window.innerWidth}; }",
-        VERDICT_SELECTOR,
+        selector,
     )
 
 
-def assert_verdict_in_viewport(page: Page) -> dict[str, float]:
-    """The verdict banner is fully inside the viewport the user is left at (waits for any scroll to settle)."""
-    page.wait_for_selector(VERDICT_SELECTOR, timeout=60_000)
+def assert_verdict_in_viewport(
+    page: Page, selector: str = VERDICT_SELECTOR, what: str = "verdict banner"
+) -> dict[str, float]:
+    """The verdict banner (or ``selector``) is fully inside the viewport the user is left at (waits for any scroll
+    to settle)."""
+    page.wait_for_selector(selector, timeout=60_000)
     page.wait_for_timeout(600)
-    box = verdict_box(page)
-    assert box is not None, "no verdict banner on the page"
+    box = verdict_box(page, selector)
+    assert box is not None, f"no {what} on the page"
     inside = box["top"] >= 0 and box["bottom"] <= box["height"] and box["left"] >= 0 and box["right"] <= box["width"]
-    assert inside, f"verdict banner outside the viewport: {box}"
+    assert inside, f"{what} outside the viewport: {box}"
     return box
 
 

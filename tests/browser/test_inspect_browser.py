@@ -285,7 +285,11 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
         assert_verdict_in_viewport(page)
         assert page.locator(".leaklens-finding").count() == 1
         assert not page.get_by_label("Passage", exact=True).is_visible()  # Setup folded under the result
-        assert page.locator('.st-key-placement_Passage [data-testid="stPlotlyChart"]').is_visible()
+        strip = '.st-key-placement_Passage [data-testid="stPlotlyChart"]'
+        assert page.locator(strip).is_visible()
+        # The comparison chart is in the first viewport too, and names the fresh text nearest in kind.
+        assert_verdict_in_viewport(page, strip, "comparison chart")
+        assert "nearest in kind" in page.locator(f"{strip} .gtitle").inner_text()
         assert page.get_by_text("The model wrote", exact=True).first.is_visible()  # the extraction panel
         page.mouse.move(5, 5)  # no button tooltip over the picture
         page.screenshot(path=str(screenshot_dir / f"inspect_tour_{tag}.png"))
