@@ -448,8 +448,13 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     if level == "none" and highest.chance < NONE_CHANCE:
         return Finding(
             "inconclusive",
-            f"Cannot tell: more predictable than {_kind_share(highest)}, "
-            "above most new text but not far enough to count as a sign. Testing "
+            f"Cannot tell: {_by(highest, placement)}more predictable than {_kind_share(highest)}"
+            + (
+                f", but not {PLAIN_READINGS.get(deciding.method_key, 'by the other reading')}"
+                if highest is not deciding
+                else ""
+            )
+            + ": above most new text but not far enough to count as a sign. Testing "
             "more passages from the same source together (Membership or Dataset inference) can tell.",
             tuple(evidence),
             tuple(caveats),
@@ -523,6 +528,18 @@ def _share(method: MethodPlacement) -> str:
     if method.n_at_least == 0:
         return f"all {method.n_compared}"
     return f"{_percent(method)} of {method.n_compared}"
+
+
+PLAIN_READINGS = {"loss": "over all its words", "min_k_20": "on its least predictable words"}
+"""The placed methods in words a viewer needs no glossary for (the headline shows in Present mode)."""
+
+
+def _by(method: MethodPlacement, placement: PassagePlacement) -> str:
+    """'over all its words, ' when the passage was placed by more than one method, so the reader knows which
+    reading the share is."""
+    if len(placement.methods) < 2:
+        return ""
+    return f"{PLAIN_READINGS.get(method.method_key, 'by one reading')}, "
 
 
 def _kind_share(method: MethodPlacement) -> str:

@@ -289,7 +289,7 @@ def test_tour_step_leaves_the_verdict_in_view_and_present_mode_shows_no_input(ap
         assert page.locator(strip).is_visible()
         # The comparison chart is in the first viewport too, and names the fresh text nearest in kind.
         assert_verdict_in_viewport(page, strip, "comparison chart")
-        assert "nearest in kind" in page.locator(f"{strip} .gtitle").inner_text()
+        assert "nearest in kind" in (page.locator(f"{strip} .gtitle").text_content() or "")
         assert page.get_by_text("The model wrote", exact=True).first.is_visible()  # the extraction panel
         page.mouse.move(5, 5)  # no button tooltip over the picture
         page.screenshot(path=str(screenshot_dir / f"inspect_tour_{tag}.png"))

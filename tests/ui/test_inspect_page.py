@@ -366,8 +366,9 @@ def test_one_verdict_read_one_way_and_the_example_never_compared_with_itself(pag
     # The chart under the banner: the deciding method, the same passages the banner counts.
     (chart,) = [c for c in app.get("plotly_chart") if c.key == "placement_Passage"]
     spec = json.loads(chart.proto.spec)
-    fresh, own = spec["data"]
-    assert len(fresh["x"]) == deciding.n_compared == placement.n_similar
+    fresh, kind, own = spec["data"]  # the fresh passages, those nearest in kind among them (teal), the passage
+    assert len(fresh["x"]) + len(kind["x"]) == deciding.n_compared == placement.n_similar
+    assert len(kind["x"]) == deciding.n_kind and kind["name"].startswith(f"the {deciding.n_kind} nearest in kind")
     low, high = placement.token_range
     assert fresh["name"] == f"freshly written passages of {low}–{high} tokens ({deciding.n_compared})"
     measure = "perplexity" if deciding.method_key == "loss" else deciding.label  # named in each dot's hover card
