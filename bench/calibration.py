@@ -10,7 +10,8 @@ methods or the bundled model change; ``tests/membership/test_shipped_calibration
 
     .venv/bin/python -m bench.calibration [--model smollm2-135m]
 
-Scoring every passage takes about 35 minutes on a 2-core CPU; after passages were added, only those (about 1 to 3 s each).
+Scoring every passage takes about 35 minutes on a 2-core CPU; after passages were added, only those
+(about 1 to 3 s each).
 """
 
 from __future__ import annotations

@@ -85,8 +85,8 @@ def set_label(placement: PassagePlacement) -> str:
 
 def strip_title(placement: PassagePlacement, method: MethodPlacement) -> str:
     """The title over one placed method's strip of dots."""
-    kind = f" · teal: the {method.n_kind} nearest in kind ({method.kind_words})" if method.kind_positions else ""
-    return f"Dots: {method.n_compared} {set_label(placement)}{kind} · further right = more predictable"
+    kind = f" · teal: the {method.n_kind} nearest in kind" if method.kind_positions else ""
+    return f"Dots: {method.n_compared} {set_label(placement)}{kind} · right = more predictable"
 
 
 def passage_text(result: InspectResult, index: int) -> str:
