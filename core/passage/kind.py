@@ -93,21 +93,29 @@ def nearest(vector: np.ndarray, compared: np.ndarray, k: int = KIND_NEIGHBOURS) 
     return order[: min(k, len(order))]
 
 
-def adjusted_fresh(scores: np.ndarray, vectors: np.ndarray, k: int = KIND_NEIGHBOURS) -> np.ndarray:
-    """Each compared fresh passage's score minus the median score of its ``k`` nearest others in kind (itself
-    left out): the reference a passage's own kind-adjusted score is placed among."""
+def fresh_neighbours(vectors: np.ndarray, k: int = KIND_NEIGHBOURS) -> np.ndarray:
+    """Per compared fresh passage, the positions of its ``k`` nearest others in kind (itself left out), rows of
+    one array: the same for every method placed, so found once per placement."""
     similarity = vectors @ vectors.T
     np.fill_diagonal(similarity, -np.inf)
-    k = min(k, len(scores) - 1)
+    k = min(k, len(vectors) - 1)
     if k < 1:
-        return np.zeros_like(scores)
+        return np.zeros((len(vectors), 0), dtype=np.int64)
     rounded = np.round(similarity, 6)
-    index = np.arange(len(scores))
-    out = np.empty_like(scores)
-    for i in range(len(scores)):
-        order = np.lexsort((index, -rounded[i]))[:k]
-        out[i] = scores[i] - np.median(scores[order])
-    return out
+    index = np.arange(len(vectors))
+    return np.stack([np.lexsort((index, -rounded[i]))[:k] for i in range(len(vectors))])
+
+
+def adjusted_fresh(
+    scores: np.ndarray, vectors: np.ndarray, k: int = KIND_NEIGHBOURS, *, neighbours: np.ndarray | None = None
+) -> np.ndarray:
+    """Each compared fresh passage's score minus the median score of its ``k`` nearest others in kind (itself
+    left out): the reference a passage's own kind-adjusted score is placed among. ``neighbours``: the
+    ``fresh_neighbours`` of ``vectors``, when already found for another method."""
+    rows = fresh_neighbours(vectors, k) if neighbours is None else neighbours
+    if rows.shape[1] == 0:
+        return np.zeros_like(scores)
+    return scores - np.median(scores[rows], axis=1)
 
 
 # ------------------------------------------------------------------ embeddings of the fresh set and of a passage
