@@ -152,13 +152,10 @@ def embeddings_meta(fingerprint: str, n: int) -> dict[str, object]:
 
 def write_vectors(path: Path, meta_path: Path, vectors: np.ndarray, fingerprint: str) -> None:
     """Vectors as float16 (half the size, similarities equal to 1e-3) with the set they belong to beside them."""
-    import io
+    from core.files.outputs import atomic_output, write_atomic
 
-    from core.files.outputs import write_atomic
-
-    buffer = io.BytesIO()
-    np.save(buffer, vectors.astype(np.float16), allow_pickle=False)
-    write_atomic(path, buffer.getvalue())
+    with atomic_output(path, binary=True) as handle:
+        np.save(handle, vectors.astype(np.float16), allow_pickle=False)
     write_atomic(meta_path, json.dumps(embeddings_meta(fingerprint, len(vectors)), sort_keys=True) + "\n")
 
 

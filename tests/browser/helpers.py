@@ -6,6 +6,7 @@ import re
 import time
 
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.helpers.jargon import jargon_in
 
@@ -195,9 +196,21 @@ def set_sample_size(page: Page, n: int) -> None:
 
 
 def choose_option(page: Page, label: str, option: str) -> None:
-    """Pick ``option`` in the selectbox whose label holds ``label``."""
-    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
-    page.get_by_role("option", name=option).click()
+    """Pick ``option`` in the selectbox whose label holds ``label``.
+
+    On a busy machine a rerun that lands just after the click redraws the box and closes its list before the
+    option shows, so the list is opened again (after the page settles) until the option is there."""
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first
+    wanted = page.get_by_role("option", name=option)
+    for _ in range(5):
+        wait_for_streamlit(page)
+        box.click()
+        try:
+            wanted.wait_for(state="visible", timeout=20_000)
+            break
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+    wanted.click()
     wait_for_streamlit(page)
 
 
