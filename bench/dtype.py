@@ -8,8 +8,10 @@ intervals for both dtypes. The matmul FLOP/s of both dtypes are measured in the 
 
     .venv/bin/python bench/dtype.py [--model smollm2-135m] [--passages 250] [--bfloat16-first] [--quick] [--out DIR]
 
-``--quick`` is a smoke run (12 passages, the tiny random model). Results go to bench/results/dtype-<timestamp>.json;
-its ``summary`` holds ``speedup_bf16``, the log-prob differences, whether every AUROC lies inside the other
+``--quick`` is a smoke run (12 passages, the tiny random model, one small matmul): seconds even on a CPU that
+emulates bfloat16, where the model-sized matmuls alone take minutes. Results go to bench/results/dtype-<timestamp>.json;
+its ``summary`` holds whether this CPU's bfloat16 is native or emulated (``cpu_bfloat16``), ``speedup_bf16``,
+the log-prob differences, whether every AUROC lies inside the other
 dtype's interval, and ``recommend_bf16_default`` under the rule stated in ``LOGPROB_TOLERANCE``.
 """
 
@@ -28,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from scoring import bare_forward, machine, matmul_flops, timed, write_result  # noqa: E402
+from scoring import MATMUL_SHAPES, QUICK_MATMUL_SHAPES, bare_forward, machine, matmul_flops, timed, write_result  # noqa: E402
 
 from core.data.labelled import load_labelled_dataset  # noqa: E402
 from core.engine.models import load_model  # noqa: E402
@@ -61,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     models = {dtype: load_model(args.model, dtype=dtype) for dtype in DTYPES}
     print(f"{len(texts)} passages, {len(methods)} detectors, {models['float32'].describe()}", flush=True)
 
-    matmul = {dtype: max(matmul_flops(lm.device, lm.dtype).values()) for dtype, lm in models.items()}
+    shapes = QUICK_MATMUL_SHAPES if args.quick else MATMUL_SHAPES
+    matmul = {dtype: max(matmul_flops(lm.device, lm.dtype, shapes).values()) for dtype, lm in models.items()}
     seconds: dict[str, dict[str, float]] = {dtype: {} for dtype in DTYPES}
     analyses = {}
     for dtype in DTYPES[::-1] if args.bfloat16_first else DTYPES:
@@ -110,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "methods": per_method,
         "summary": {
+            "cpu_bfloat16": info["cpu_bfloat16"]["bfloat16"],  # type: ignore[index]
             "speedup_bf16_forward": seconds["float32"]["forward"] / seconds["bfloat16"]["forward"],
             "speedup_bf16_scoring": seconds["float32"]["scoring"] / seconds["bfloat16"]["scoring"],
             "matmul_speedup_bf16": matmul["bfloat16"] / matmul["float32"],

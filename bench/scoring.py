@@ -38,19 +38,17 @@ from core.methods.analysis import analyse_passages  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "wikimia_length128.parquet"
 MATMUL_SHAPES = [(2048, 576, 1536), (2048, 1536, 576), (2048, 576, 576), (1024, 576, 49152)]
+QUICK_MATMUL_SHAPES = [(64, 576, 576)]
+"""A smoke run's matmul: seconds even where bfloat16 is emulated (the model-sized shapes take minutes there)."""
 
 
 def machine() -> dict[str, object]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    """The machine a benchmark ran on, bfloat16 support included (a bfloat16 timing means nothing without it)."""
+    from core.engine.bfloat16 import bfloat16_support, cpu_name
+
     return {
-        "cpu": cpu,
+        "cpu": cpu_name(),
+        "cpu_bfloat16": bfloat16_support(),
         "logical_cpus": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,
@@ -62,10 +60,12 @@ def machine() -> dict[str, object]:
     }
 
 
-def matmul_flops(device: torch.device, dtype: torch.dtype) -> dict[str, float]:
+def matmul_flops(
+    device: torch.device, dtype: torch.dtype, shapes: list[tuple[int, int, int]] = MATMUL_SHAPES
+) -> dict[str, float]:
     """FLOP/s of plain matmuls shaped like the model's layers (best of several repeats)."""
     results = {}
-    for m, k, n in MATMUL_SHAPES:
+    for m, k, n in shapes:
         a = torch.randn(m, k, device=device, dtype=dtype)
         b = torch.randn(k, n, device=device, dtype=dtype)
         for _ in range(2):

@@ -103,10 +103,14 @@ def resolve_models_from_args(args: argparse.Namespace) -> list[ModelHandle]:
     ``--revision`` and ``--start-token``. Commands take them from ``tested_model`` / ``tested_handles``."""
     if not hasattr(args, "device"):  # a command that runs no model
         return []
+    from core.engine.bfloat16 import bfloat16_warning
     from core.engine.handle import resolve_model, served_handle
 
     setup = setup_from_args(args)
     if not getattr(args, "endpoint", None):
+        slow = bfloat16_warning(setup.device, setup.dtype)
+        if slow:  # said here, where the models are read once, so once a command
+            print(f"warning: {slow}", file=sys.stderr)
         specs = args.model if isinstance(args.model, list) else [args.model or DEFAULT_MODEL]
         return [
             resolve_model(

@@ -40,7 +40,8 @@ class ScoringSetup:
 
 
 def resolve_setup(device: str | None = "auto", dtype: str | None = "auto", revision: str | None = None) -> ScoringSetup:
-    """Turn ``auto`` into this machine's choice: CUDA in bfloat16 when present, else CPU in float32."""
+    """Turn ``auto`` into this machine's choice: CUDA in bfloat16 when present, else CPU in float32 (never
+    bfloat16 on a CPU: where it is emulated it is tens of times slower, see ``core.engine.bfloat16``)."""
     device = (device or "auto").strip().lower()
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
