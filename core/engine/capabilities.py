@@ -19,7 +19,11 @@ TOP_ALTERNATIVES = "model's top alternatives at each position"
 """The likeliest tokens at every position of a text, which the neighbourhood test rewrites words with."""
 GENERATION = "generation"
 """Greedy continuations of a prompt (the multiple-choice probes)."""
-ALL_CAPABILITIES = frozenset({TARGET_LOGPROBS, DISTRIBUTION, TOP_ALTERNATIVES, GENERATION})
+CHAT_TEXT = "chat text"
+"""Answers in text to a conversation (a chat API's /chat/completions): the text-only tests (n-gram coverage)."""
+ANSWER_LOGPROBS = "answer log-probs"
+"""The log-probs of the answer's own tokens and their top alternatives (never the prompt's)."""
+ALL_CAPABILITIES = frozenset({TARGET_LOGPROBS, DISTRIBUTION, TOP_ALTERNATIVES, GENERATION, CHAT_TEXT, ANSWER_LOGPROBS})
 
 
 class NeedsCapabilities(Protocol):

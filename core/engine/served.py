@@ -446,25 +446,9 @@ def _error_text(payload: bytes) -> str:
 # -- connecting ------------------------------------------------------------------------------------
 def connect(endpoint: Endpoint) -> ServedModel:
     """Reach the server, pick the model and learn what it can compute (``handle.served_handle`` wraps it)."""
-    if endpoint.concurrency < 1:
-        raise LeakLensError(f"--concurrency must be at least 1, got {endpoint.concurrency}.")
-    if not 0 < endpoint.timeout_s < math.inf:
-        raise LeakLensError(f"--timeout must be a positive number of seconds, got {endpoint.timeout_s:g}.")
-    base = public_url(endpoint.url)
-    parts = urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise LeakLensError(f"--endpoint must be an http(s) URL such as http://host:8000/v1, got {base!r}.")
-    if urlsplit(endpoint.url.strip()).password:
-        raise LeakLensError(
-            "--endpoint must not hold a password: put the key in a variable and name it with --api-key-env."
-        )
+    base = checked_base(endpoint)
     session = new_session()
-    listed = request_json(session, "GET", f"{base}/models", endpoint, retries=1).get("data") or []
-    if not isinstance(listed, list):
-        raise answers.fault(base, f"its model list (/models 'data') as {type(listed).__name__} instead of a list")
-    names = [str(m.get("id")) for m in listed if isinstance(m, dict)]
-    name = _choose_model(endpoint.model, names, base)
-    entry = next(m for m in listed if str(m.get("id")) == name)
+    name, entry = listed_model(session, base, endpoint)
     version = _server_version(session, base, endpoint)
     tokenizer = _local_tokenizer(endpoint.tokenizer) if endpoint.tokenizer else None
     model = ServedModel(
@@ -485,6 +469,33 @@ def connect(endpoint: Endpoint) -> ServedModel:
     model.start_token_id, model.start_token = _start_token(model, endpoint.start_token)
     model.capabilities = _probe_capabilities(model)
     return model
+
+
+def checked_base(endpoint: Endpoint) -> str:
+    """The endpoint's public base URL once its options are valid: one plain error for each that is not."""
+    if endpoint.concurrency < 1:
+        raise LeakLensError(f"--concurrency must be at least 1, got {endpoint.concurrency}.")
+    if not 0 < endpoint.timeout_s < math.inf:
+        raise LeakLensError(f"--timeout must be a positive number of seconds, got {endpoint.timeout_s:g}.")
+    base = public_url(endpoint.url)
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise LeakLensError(f"--endpoint must be an http(s) URL such as http://host:8000/v1, got {base!r}.")
+    if urlsplit(endpoint.url.strip()).password:
+        raise LeakLensError(
+            "--endpoint must not hold a password: put the key in a variable and name it with --api-key-env."
+        )
+    return base
+
+
+def listed_model(session: Any, base: str, endpoint: Endpoint) -> tuple[str, dict[str, Any]]:
+    """(the served model's name, its entry in ``/models``): the one asked for, or the only one listed."""
+    listed = request_json(session, "GET", f"{base}/models", endpoint, retries=1).get("data") or []
+    if not isinstance(listed, list):
+        raise answers.fault(base, f"its model list (/models 'data') as {type(listed).__name__} instead of a list")
+    names = [str(m.get("id")) for m in listed if isinstance(m, dict)]
+    name = _choose_model(endpoint.model, names, base)
+    return name, next(m for m in listed if isinstance(m, dict) and str(m.get("id")) == name)
 
 
 def _choose_model(asked: str | None, names: list[str], base: str) -> str:
