@@ -35,6 +35,8 @@ def chat_prompt_ids(lm: LoadedModel, request: ChatRequest) -> list[int]:
 def _stop_ids(lm: LoadedModel) -> set[int]:
     """The ids that end an assistant turn: the tokenizer's end token and the generation config's."""
     ids = {int(lm.tokenizer.eos_token_id)} if lm.tokenizer.eos_token_id is not None else set()
+    if not ids:
+        ids.add(int(lm.pad_token_id))
     configured = getattr(getattr(lm.model, "generation_config", None), "eos_token_id", None)
     if isinstance(configured, int):
         ids.add(configured)
@@ -44,47 +46,56 @@ def _stop_ids(lm: LoadedModel) -> set[int]:
 
 
 def answer_locally(lm: LoadedModel, request: ChatRequest) -> list[ChatAnswer]:
-    """``request.samples`` answers, each decoded token by token with the KV cache."""
+    """``request.samples`` answers, decoded together token by token with the KV cache (one row per sample)."""
     prompt = chat_prompt_ids(lm, request)
-    stops = _stop_ids(lm)
-    generator = torch.Generator(device="cpu").manual_seed(request.seed)
-    return [_one_answer(lm, prompt, request, stops, generator) for _ in range(request.samples)]
+    return _decode(lm, prompt, request, _stop_ids(lm))
 
 
 @torch.inference_mode()
-def _one_answer(
-    lm: LoadedModel, prompt: list[int], request: ChatRequest, stops: set[int], generator: torch.Generator
-) -> ChatAnswer:
-    ids = torch.tensor([prompt], device=lm.device)
+def _decode(lm: LoadedModel, prompt: list[int], request: ChatRequest, stops: set[int]) -> list[ChatAnswer]:
+    rows = request.samples
+    generator = torch.Generator(device="cpu").manual_seed(request.seed)
+    ids = torch.tensor([prompt] * rows, device=lm.device)
     past = None
-    produced: list[int] = []
-    alternatives: list[tuple[tuple[str, float], ...]] = []
-    finish = "length"
+    produced: list[list[int]] = [[] for _ in range(rows)]
+    alternatives: list[list[tuple[tuple[str, float], ...]]] = [[] for _ in range(rows)]
+    finish = ["length"] * rows
+    stop_tensor = torch.tensor(sorted(stops), dtype=torch.long)
     for _ in range(request.max_tokens):
         out = lm.model(input_ids=ids, past_key_values=past, use_cache=True)
         past = out.past_key_values
-        logits = out.logits[0, -1].float()
-        log_p = torch.log_softmax(logits, dim=-1)
+        logits = out.logits[:, -1].float().cpu()
         if request.temperature > 0:
-            probs = torch.softmax(logits / request.temperature, dim=-1).cpu()
-            token = int(torch.multinomial(probs, 1, generator=generator))
+            probs = torch.softmax(logits / request.temperature, dim=-1)
+            tokens = torch.multinomial(probs, 1, generator=generator)[:, 0]
         else:
-            token = int(torch.argmax(logits))
+            tokens = torch.argmax(logits, dim=-1)
         if request.top_logprobs:
-            top = torch.topk(log_p, request.top_logprobs)
-            alternatives.append(
-                tuple(
-                    (str(lm.tokenizer.decode([int(i)])), float(v))
-                    for v, i in zip(top.values.tolist(), top.indices.tolist())
-                )
-            )
-        if token in stops:
-            finish = "stop"
+            top = torch.topk(torch.log_softmax(logits, dim=-1), request.top_logprobs)
+        for row in range(rows):
+            if finish[row] == "stop":
+                continue
+            if request.top_logprobs:
+                pairs = zip(top.values[row].tolist(), top.indices[row].tolist())
+                alternatives[row].append(tuple((str(lm.tokenizer.decode([int(i)])), float(v)) for v, i in pairs))
+            token = int(tokens[row])
+            if token in stops:
+                finish[row] = "stop"
+            else:
+                produced[row].append(token)
+        if all(f == "stop" for f in finish):
             break
-        produced.append(token)
-        ids = torch.tensor([[token]], device=lm.device)
-    text = str(lm.tokenizer.decode(produced, skip_special_tokens=True))
-    return ChatAnswer(text=text, finish=finish, logprobs=tuple(alternatives) if request.top_logprobs else None)
+        # a finished row keeps being fed its end token (its answer is already complete and nothing is read)
+        tokens = torch.where(torch.tensor([f == "stop" for f in finish]), stop_tensor[0], tokens)
+        ids = tokens[:, None].to(lm.device)
+    return [
+        ChatAnswer(
+            text=str(lm.tokenizer.decode(produced[row], skip_special_tokens=True)),
+            finish=finish[row],
+            logprobs=tuple(alternatives[row]) if request.top_logprobs else None,
+        )
+        for row in range(rows)
+    ]
 
 
 @dataclass(eq=False)
