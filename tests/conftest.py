@@ -77,14 +77,57 @@ inspected such passages before; a longer passage has its comparison scored on th
 tokens every Inspect test scored about 300 passages again (17 s each on the idle machine)."""
 
 
+TINY_CALIBRATION_CACHE = "test-calibrations"
+"""Cache subfolder (under the LeakLens cache) of the tiny model's seeded store, one file per recipe."""
+
+
 @pytest.fixture(scope="session")
 def tiny_calibration(tmp_path_factory) -> Path:
-    """The tiny model's scores on the shorter fresh passages, once per session. A test that uses this fixture
-    starts from a copy, as a user who has inspected a few short passages with the model before: the fresh
-    passages are not rescored each time."""
-    return _calibrated_store(
-        tmp_path_factory.mktemp("tiny-calibration"), load_model("tiny-random"), up_to_tokens=TINY_CALIBRATED_TOKENS
+    """The tiny model's scores on the shorter fresh passages, once per machine and recipe. A test that uses this
+    fixture starts from a copy, as a user who has inspected a few short passages with the model before: the fresh
+    passages are not rescored each time.
+
+    Scoring them (the neighbourhood reading's rewordings included) is minutes of work that depends only on the
+    fresh set, the scoring and method code and the library versions, so the store is kept in the LeakLens cache
+    under their content hash; the xdist workers build it once between them (a file lock: the second waits and
+    reads the first's)."""
+    import fcntl
+    import hashlib
+
+    import transformers
+
+    from core.config import cache_subdir
+    from core.passage.calibration import fresh_passages_path
+
+    sources = sorted(
+        path for part in ("engine", "methods", "store") for path in (PROJECT_ROOT / "core" / part).glob("*.py")
     )
+    sources.append(PROJECT_ROOT / "core" / "data" / "fingerprint.py")
+    sources += [PROJECT_ROOT / "core" / "passage" / "calibration.py", fresh_passages_path(), Path(__file__)]
+    digest = hashlib.sha256()
+    for part in [torch_version(), transformers.__version__, str(TINY_CALIBRATED_TOKENS)]:
+        digest.update(part.encode())
+    for source in sources:
+        digest.update(source.read_bytes())
+    folder = cache_subdir(TINY_CALIBRATION_CACHE)
+    kept = folder / f"tiny-{digest.hexdigest()[:20]}.sqlite"
+    with (folder / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not kept.exists():
+            built = _calibrated_store(
+                tmp_path_factory.mktemp("tiny-calibration"),
+                load_model("tiny-random"),
+                up_to_tokens=TINY_CALIBRATED_TOKENS,
+            )
+            shutil.copyfile(built, kept.with_suffix(".part"))
+            kept.with_suffix(".part").rename(kept)  # a file is either complete or absent
+    return kept
+
+
+def torch_version() -> str:
+    import torch
+
+    return str(torch.__version__)
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,7 @@ from core.membership.benchmark import SCORE_DEFINITIONS
 from core.methods import Method, default_methods, score_all
 from core.methods.auxiliary import compute_auxiliary
 from core.methods.extraction import EXTRACTION_KEY, Extraction, continuation_digest, extract, extraction_score
+from core.methods.neighbourhood import Neighbourhood
 from core.methods.support import supported_methods
 from core.passage.text_form import guess_group
 from core.store.provenance import build_provenance
@@ -164,14 +165,22 @@ def fresh_set_fingerprint(passages: Sequence[FreshPassage]) -> str:
     return fingerprint_rows((p.id, p.text) for p in passages)
 
 
+FRESH_NEIGHBOURHOOD = Neighbourhood(n_neighbours=3, fraction=0.15)
+"""The difficulty-controlled reading the verdict places a passage by: its loss against three close rewordings
+of itself. Text that is predictable because of its kind (a recipe, a licence) is as predictable reworded; text
+the model has read is predictable only in its own words (``core.passage.placement``)."""
+
+
 def fresh_methods() -> list[Method]:
-    """The detectors scored on the fresh set: every default one that the main pass alone serves, and the
-    extraction test (one batched generation of at most 64 tokens per passage).
+    """The detectors scored on the fresh set: every default one that the main pass alone serves, the
+    neighbourhood comparison the verdict places by (an alternatives pass and three rewordings per passage), and
+    the extraction test (one batched generation of at most 64 tokens per passage).
 
     k-gram slopes need about six times the main pass and other auxiliary methods need extra models or passes;
-    loss and Min-K% (what placement uses) and their cheap siblings cost nothing beyond the one pass.
+    loss and Min-K% and their cheap siblings cost nothing beyond the one pass.
     """
-    return [m for m in default_methods() if m.kgram_needed == 0 and not m.needs] + [Extraction()]
+    cheap = [m for m in default_methods() if m.kgram_needed == 0 and not m.needs]
+    return [*cheap, FRESH_NEIGHBOURHOOD, Extraction()]
 
 
 def fresh_run_key(model: ModelHandle, passages: Sequence[FreshPassage], methods: Sequence[Method]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from core.passage.placement import (
     level_of_chance,
     placement_finding,
 )
+from core.passage.text_form import GROUP_NAMES, PROSE
 from core.stats.finding import EXPOSURE_LEVELS, Finding, Level, count
 
 
@@ -44,6 +45,8 @@ class ExtractionReading:
     fresh_leading: tuple[int, ...]
     """Comparable fresh passages' leading matched tokens, each cut at ``length``."""
     tests: int = 1
+    group: str = ""
+    """The group the comparable fresh passages were kept to (``read_extraction``); "" for every group."""
 
     @property
     def n_compared(self) -> int:
@@ -81,23 +84,32 @@ class ExtractionReading:
             "tests": self.tests,
             "level": self.level,
             "fresh_leading": list(self.fresh_leading),
+            "group": self.group,
         }
 
 
 def read_extraction(
-    continuation: Continuation, calibration: FreshCalibration, *, tests: int = 1
+    continuation: Continuation, calibration: FreshCalibration, *, tests: int = 1, group: str = PROSE
 ) -> ExtractionReading | None:
-    """The continuation among the fresh passages' (None: the calibration holds no extraction scores)."""
+    """The continuation among the fresh passages' (None: the calibration holds no extraction scores). A passage
+    of another group than English prose (code, numbers, dialogue, another language: ``core.passage.text_form``)
+    is compared with the fresh passages of its group alone, as placement compares it: stock formats (a code
+    comment's ``@param`` lines, a changelog's headings) are continued word for word more often than prose."""
     column = calibration.scores.get(EXTRACTION_KEY)
     if column is None:
         return None
+    own_group = group != PROSE and len(calibration.groups) == len(column)
     fresh = []
-    for n_tokens, value in zip(calibration.n_tokens, column, strict=True):
+    for i, (n_tokens, value) in enumerate(zip(calibration.n_tokens, column, strict=True)):
         plan = extraction_plan(n_tokens, continuation.fraction)
         if plan is None or plan[1] < continuation.length or not math.isfinite(value):
             continue
+        if own_group and calibration.groups[i] != group:
+            continue
         fresh.append(min(int(value), continuation.length))
-    return ExtractionReading(continuation.leading, continuation.length, tuple(fresh), tests)
+    return ExtractionReading(
+        continuation.leading, continuation.length, tuple(fresh), tests, group=group if own_group else ""
+    )
 
 
 def extraction_sentence(reading: ExtractionReading, view: ExtractionView) -> str:
@@ -116,13 +128,18 @@ def extraction_sentence(reading: ExtractionReading, view: ExtractionView) -> str
             f"the model wrote the next {count(view.leading_words, 'word')} exactly "
             f"({reading.leading} of {count(reading.length, 'token')})"
         )
+    near = f" ({GROUP_NAMES[reading.group]}, like this one)" if reading.group else ""
     if reading.leading == 0:
         same = sum(1 for x in reading.fresh_leading if x == 0)
-        fresh = f"{same} of {reading.n_compared} freshly written passages were not continued word for word either"
+        fresh = f"{same} of {reading.n_compared} freshly written passages{near} were not continued word for word either"
     elif reading.n_at_least == 0:
-        fresh = f"no freshly written passage was continued beyond {count(reading.best_fresh, 'token')}"
+        among = f" of the {reading.n_compared}{near}" if near else ""
+        fresh = f"no freshly written passage{among} was continued beyond {count(reading.best_fresh, 'token')}"
     else:
-        fresh = f"{reading.n_at_least} of {reading.n_compared} freshly written passages were continued at least as far"
+        fresh = (
+            f"{reading.n_at_least} of {reading.n_compared} freshly written passages{near} were continued at least "
+            "as far"
+        )
     return f"{given}, {wrote}; {fresh}."
 
 

@@ -2,8 +2,10 @@
 
 A single score has no threshold of its own; freshly written passages (which no model can have trained on)
 scored by the same model give one. The passage is compared only with fresh passages of similar length,
-since loss falls as a text grows longer and the model has more context to predict from. For loss and
-Min-K% it gets the share of those passages it is more predictable than (a percentile).
+since loss falls as a text grows longer and the model has more context to predict from. It is placed by its
+loss against close rewordings of itself (``PLACED_METHODS``: text predictable for its kind stays predictable
+reworded, text the model read does not), or, where the source cannot reword it, by loss and Min-K% read against
+its nearest fresh passages in kind; it gets the share of those passages it stands above (a percentile).
 
 The level follows that percentile (99th strong, 95th moderate, 90th weak) in the exact form a finite set
 allows: were the passage itself fresh, it would score at least this high with chance (k + 1) / (N + 1),
@@ -20,7 +22,7 @@ Before any of that, the finding is ``inconclusive`` when the data cannot tell:
   to widen to passages of another length), or the whole fresh set is smaller than that: "no fresh passages
   of this length to compare with". A 2-token passage is never "less predictable than all 15 fresh
   passages" that are 78 tokens and longer.
-Probability slopes never enter the finding (only loss and Min-K% are placed); see ``MIN_SLOPE_TOKENS`` for
+Probability slopes never enter the finding; see ``MIN_SLOPE_TOKENS`` for
 when a slope may be shown at all (``core.passage.summary``).
 """
 
@@ -28,14 +30,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from core.engine.model_source import ScoringModel
 from core.errors import LeakLensError
-from core.passage.calibration import FreshCalibration, FreshPassage, fresh_lengths
+from core.methods import Method, parse_methods
+from core.passage.calibration import FRESH_NEIGHBOURHOOD, FreshCalibration, FreshPassage, fresh_lengths
 from core.passage.kind import adjusted_fresh, kind_words, nearest
 from core.passage.summary import format_perplexity, percentile_of, too_short, too_short_text
 from core.passage.text_form import GROUP_NAMES, PROSE, guess_group
@@ -48,7 +51,17 @@ MIN_SIMILAR = 15
 still placed (for the chart) but the finding is inconclusive: loss falls as texts grow longer, so passages of
 another length say nothing about this one. 15 similar passages let a passage above all of them reach ``weak``
 (chance 1/16 < 10%); fewer could not give any reading but ``none``."""
-PLACED_METHODS: tuple[str, ...] = ("loss", "min_k_20")
+NEIGHBOURHOOD_KEY = FRESH_NEIGHBOURHOOD.key
+PLACED_METHODS: tuple[str, ...] = (NEIGHBOURHOOD_KEY,)
+"""What a passage is placed by: its loss against close rewordings of itself (the neighbourhood comparison). Loss
+alone reads any text predictable by its kind (a recipe, a licence, a changelog) as seen; reworded, such text
+stays as predictable, while text the model has read is predictable only in its own words (docs/methods.md)."""
+FALLBACK_METHODS: tuple[str, ...] = ("loss", "min_k_20")
+"""What a passage is placed by when the source cannot reword it (a server without its top alternatives), each
+read against its nearest fresh passages in kind."""
+KIND_ADJUSTED_METHODS: frozenset[str] = frozenset(FALLBACK_METHODS)
+"""Methods read against the passage's nearest fresh passages in kind (``core.passage.kind``). The
+neighbourhood reading needs no such adjustment: it compares the passage with rewordings of itself."""
 LEVEL_CHANCE: tuple[tuple[Level, float], ...] = (("strong", 0.01), ("moderate", 0.05), ("weak", 0.10))
 """Largest chance that a fresh passage scores this high, per level (the 99th / 95th / 90th percentile)."""
 NONE_CHANCE = 0.25
@@ -56,7 +69,7 @@ NONE_CHANCE = 0.25
 fresh passages scoring as high (chance ≥ 25%, below the 75th percentile): the passage sits inside the bulk of
 new text. Between that and ``weak`` (chance ≤ 10%) the passage is above most new text but not far enough to
 call: ``inconclusive``, and only more passages from the same source (a set-level test) can tell."""
-HEADLINE_NAMES = {"loss": "loss"}
+HEADLINE_NAMES = {"loss": "loss", NEIGHBOURHOOD_KEY: "against its rewordings"}
 """Short method names for the headline, where the method's own label is long."""
 STRENGTH = {"strong": "a strong sign", "moderate": "a sign", "weak": "a weak sign"}
 FORMULAIC_CAVEAT = (
@@ -269,7 +282,7 @@ def place_passage(
     n_tokens: int,
     calibration: FreshCalibration,
     *,
-    methods: Sequence[str] = PLACED_METHODS,
+    methods: Sequence[str] | None = None,
     factor: float = LENGTH_FACTOR,
     minimum: int = MIN_SIMILAR,
     tests: int = 1,
@@ -281,7 +294,9 @@ def place_passage(
     ``tests``: how many tests the passage's finding reads (``MethodPlacement.tests``); ``group``: the kind of
     text it reads as, compared only with fresh passages of that kind when ``minimum`` of them are near its
     length, else with every fresh passage; ``vector``: the passage's embedding (``core.passage.kind``), which
-    reads it against its nearest fresh passages in kind when the calibration has embeddings."""
+    reads it against its nearest fresh passages in kind when the calibration has embeddings. ``methods``
+    default: ``placed_by(scores, calibration)``."""
+    methods = placed_by(scores, calibration) if methods is None else methods
     positions, widened, n_own = comparison_positions(
         n_tokens, calibration.n_tokens, calibration.groups, group=group, factor=factor, minimum=minimum
     )
@@ -317,6 +332,17 @@ def place_passage(
     )
 
 
+def placed_by(scores: Mapping[str, float], calibration: FreshCalibration) -> tuple[str, ...]:
+    """``PLACED_METHODS`` when both the passage and the fresh passages have them, else ``FALLBACK_METHODS``."""
+    have = all(math.isfinite(scores.get(key, math.nan)) and key in calibration.scores for key in PLACED_METHODS)
+    return PLACED_METHODS if have else FALLBACK_METHODS
+
+
+def placing_methods() -> list[Method]:
+    """Every method a passage may be placed by, for the passage's own scoring pass."""
+    return [FRESH_NEIGHBOURHOOD, *parse_methods(list(FALLBACK_METHODS))]
+
+
 def _method_placement(
     calibration: FreshCalibration,
     key: str,
@@ -327,36 +353,37 @@ def _method_placement(
     vector: np.ndarray | None,
     tests: int,
 ) -> MethodPlacement:
-    """One method's reading: by its plain score, or (with embeddings) by its kind-adjusted score among the compared
-    passages' own kind-adjusted scores, each against its nearest fresh passages in kind."""
-    label = calibration.label(key)
-    scores = tuple(float(x) for x in compared)
-    if vectors is None or vector is None or len(kept) < 2:
-        return MethodPlacement(
-            key,
-            label,
-            value,
-            tests=tests,
-            percentile=percentile_of(value, compared),
-            n_at_least=int(np.count_nonzero(compared >= value)),
-            calibration_scores=scores,
-        )
-    compared_vectors = vectors[kept]
-    near = nearest(vector, compared_vectors)
-    adjusted = value - float(np.median(compared[near]))
-    fresh_adjusted = adjusted_fresh(compared, compared_vectors)
-    forms = [calibration.forms[i] if i < len(calibration.forms) else "" for i in kept]
-    return MethodPlacement(
+    """One method's reading among the compared passages: by its plain score, or, for ``KIND_ADJUSTED_METHODS``
+    with embeddings, by its kind-adjusted score among the compared passages' own kind-adjusted scores. With
+    embeddings the passage's nearest fresh passages in kind are named either way (the chart shows them)."""
+    plain = MethodPlacement(
         key,
-        label,
+        calibration.label(key),
         value,
         tests=tests,
-        percentile=percentile_of(adjusted, fresh_adjusted),
-        n_at_least=int(np.count_nonzero(fresh_adjusted >= adjusted)),
-        calibration_scores=scores,
+        percentile=percentile_of(value, compared),
+        n_at_least=int(np.count_nonzero(compared >= value)),
+        calibration_scores=tuple(float(x) for x in compared),
+    )
+    if vectors is None or vector is None or len(kept) < 2:
+        return plain
+    compared_vectors = vectors[kept]
+    near = nearest(vector, compared_vectors)
+    forms = [calibration.forms[i] if i < len(calibration.forms) else "" for i in kept]
+    in_kind = replace(
+        plain,
         kind_positions=tuple(int(i) for i in near),
         kind_words=kind_words([forms[i] for i in near]),
         kind_n_at_least=int(np.count_nonzero(compared[near] >= value)),
+    )
+    if key not in KIND_ADJUSTED_METHODS:
+        return in_kind
+    adjusted = value - float(np.median(compared[near]))
+    fresh_adjusted = adjusted_fresh(compared, compared_vectors)
+    return replace(
+        in_kind,
+        percentile=percentile_of(adjusted, fresh_adjusted),
+        n_at_least=int(np.count_nonzero(fresh_adjusted >= adjusted)),
         adjusted=adjusted,
     )
 
@@ -448,7 +475,7 @@ def placement_finding(placement: PassagePlacement) -> Finding:
     if level == "none" and highest.chance < NONE_CHANCE:
         return Finding(
             "inconclusive",
-            f"Cannot tell: {_by(highest, placement)}more predictable than {_kind_share(highest)}"
+            f"Cannot tell: {_by(highest, placement)}{more_than(highest)} {_kind_share(highest)}"
             + (
                 f", but not {PLAIN_READINGS.get(deciding.method_key, 'by the other reading')}"
                 if highest is not deciding
@@ -462,17 +489,17 @@ def placement_finding(placement: PassagePlacement) -> Finding:
         )
     if deciding.percentile == 0:
         headline = (
-            f"No sign the model has seen it: less predictable than all {deciding.n_compared} freshly "
+            f"No sign the model has seen it: {less_than(deciding)} all {deciding.n_compared} freshly "
             "written passages of similar length."
         )
     elif level == "none":
         headline = (
-            f"No clear sign the model has seen it: more predictable than {_kind_share(deciding)}, "
+            f"No clear sign the model has seen it: {more_than(deciding)} {_kind_share(deciding)}, "
             "within the range of new text."
         )
     else:
         headline = (
-            f"More predictable than {_kind_share(deciding)}: {STRENGTH[level]} the model may have seen it — "
+            f"{_capital(more_than(deciding))} {_kind_share(deciding)}: {STRENGTH[level]} the model may have seen it — "
             "evidence, not proof."
         )
     ceiling = level_of_chance(deciding.tests / (deciding.n_compared + 1))
@@ -487,7 +514,7 @@ def placement_finding(placement: PassagePlacement) -> Finding:
         if other.level != level:
             caveats.append(
                 f"The level follows the less extreme reading; {_headline_name(other)} alone places it "
-                f"higher (more predictable than {_share(other)} passages)."
+                f"higher ({more_than(other)} {_share(other)} passages)."
             )
     return Finding(level, headline, tuple(evidence), tuple(caveats), numbers)
 
@@ -502,11 +529,9 @@ def _numbers(method: MethodPlacement) -> str:
     """``loss: more predictable than 92% of 200 fresh passages (1 in 13 score this high)``; above half, the
     count itself (``150 of 200 score this high``), since "1 in 1" would read as every one."""
     if method.percentile == 0:
-        return f"{_headline_name(method)}: less predictable than all {method.n_compared} fresh passages"
+        return f"{_headline_name(method)}: {less_than(method)} all {method.n_compared} fresh passages"
     how_many = how_often(method.n_at_least, method.n_compared, method.chance)
-    return (
-        f"{_headline_name(method)}: more predictable than {_share(method)} fresh passages ({how_many} score this high)"
-    )
+    return f"{_headline_name(method)}: {more_than(method)} {_share(method)} fresh passages ({how_many} score this high)"
 
 
 def _n_within(placement: PassagePlacement) -> int:
@@ -530,7 +555,11 @@ def _share(method: MethodPlacement) -> str:
     return f"{_percent(method)} of {method.n_compared}"
 
 
-PLAIN_READINGS = {"loss": "over all its words", "min_k_20": "on its least predictable words"}
+PLAIN_READINGS = {
+    "loss": "over all its words",
+    "min_k_20": "on its least predictable words",
+    NEIGHBOURHOOD_KEY: "against close rewordings of it",
+}
 """The placed methods in words a viewer needs no glossary for (the headline shows in Present mode)."""
 
 
@@ -547,17 +576,40 @@ def _kind_share(method: MethodPlacement) -> str:
     the fresh passages nearest in kind, then the kind-adjusted share that sets the level: 'all 40 freshly written
     recipes and instructions of similar length, and 99% of 412 fresh passages once each is read against its own
     kind'."""
-    if not method.kind_adjusted:
-        return f"{_share(method)} freshly written passages of similar length"
     among_kind = (
         f"all {method.n_kind}"
         if method.kind_n_at_least == 0
         else f"{method.n_kind - method.kind_n_at_least} of the {method.n_kind}"
     )
+    if method.kind_positions and not method.kind_adjusted:
+        return (
+            f"{_share(method)} freshly written passages of similar length (above {among_kind} "
+            f"{method.kind_words} among them nearest to it in kind)"
+        )
+    if not method.kind_adjusted:
+        return f"{_share(method)} freshly written passages of similar length"
     return (
         f"{among_kind} freshly written {method.kind_words} of similar length nearest to it in kind, and than "
         f"{_share(method)} fresh passages once each is read against its own kind"
     )
+
+
+REWORDED_MORE = "likelier in its own words than reworded, by more than"
+REWORDED_LESS = "likelier in its own words than reworded by less than"
+
+
+def more_than(method: MethodPlacement) -> str:
+    """How a method's share reads ("more predictable than" 92% of ...), in words with no jargon: the
+    neighbourhood reading says what it measures, the passage against its own rewordings."""
+    return REWORDED_MORE if method.method_key == NEIGHBOURHOOD_KEY else "more predictable than"
+
+
+def less_than(method: MethodPlacement) -> str:
+    return REWORDED_LESS if method.method_key == NEIGHBOURHOOD_KEY else "less predictable than"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _percent(method: MethodPlacement) -> str:
@@ -571,10 +623,15 @@ def _method_evidence(method: MethodPlacement) -> str:
             f"perplexity {format_perplexity(math.exp(-method.score))} against a median of "
             f"{format_perplexity(math.exp(-median))}"
         )
+    elif method.method_key == NEIGHBOURHOOD_KEY:
+        against = (
+            f"its close rewordings are {method.score:.2f} less likely per word, on a log scale, against a median "
+            f"of {median:.2f}"
+        )
     else:
         against = f"score {method.score:.2f} against a median of {median:.2f}"
     plain = (
-        f"{method.label}: more predictable than {_percent(method)} of the {method.n_compared} fresh passages "
+        f"{method.label}: {more_than(method)} {_percent(method)} of the {method.n_compared} fresh passages "
         f"compared ({against})"
     )
     if not method.kind_adjusted:

@@ -14,7 +14,14 @@ import numpy as np
 
 from core.data.examples import FRESH, GETTYSBURG, GETTYSBURG_PARAPHRASE
 from core.passage.inspection import InspectedPassage
-from core.passage.placement import MethodPlacement, PassagePlacement, has_yardstick
+from core.passage.placement import (
+    NEIGHBOURHOOD_KEY,
+    MethodPlacement,
+    PassagePlacement,
+    has_yardstick,
+    less_than,
+    more_than,
+)
 from core.passage.result import InspectResult
 from core.passage.summary import format_perplexity, honest_summary, same_text, too_short
 from core.passage.verdict import PassageVerdict
@@ -86,7 +93,8 @@ def set_label(placement: PassagePlacement) -> str:
 def strip_title(placement: PassagePlacement, method: MethodPlacement) -> str:
     """The title over one placed method's strip of dots."""
     kind = f" · teal: the {method.n_kind} nearest in kind" if method.kind_positions else ""
-    return f"Dots: {method.n_compared} {set_label(placement)}{kind} · right = more predictable"
+    right = "likelier in its own words than reworded" if method.method_key == NEIGHBOURHOOD_KEY else "more predictable"
+    return f"Dots: {method.n_compared} {set_label(placement)}{kind} · right = {right}"
 
 
 def passage_text(result: InspectResult, index: int) -> str:
@@ -119,10 +127,10 @@ def chart_name(result: InspectResult, passage: InspectedPassage) -> str:
 def share_text(method: MethodPlacement) -> str:
     """'more predictable than all 36' / 'than 91% of 36' / 'less predictable than all 40', never overstated."""
     if method.percentile == 0:
-        return f"less predictable than all {method.n_compared}"
+        return f"{less_than(method)} all {method.n_compared}"
     if method.n_at_least == 0:
-        return f"more predictable than all {method.n_compared}"
-    return f"more predictable than {math.floor(method.percentile)}% of {method.n_compared}"
+        return f"{more_than(method)} all {method.n_compared}"
+    return f"{more_than(method)} {math.floor(method.percentile)}% of {method.n_compared}"
 
 
 def _method_line(method: MethodPlacement) -> str:

@@ -18,12 +18,12 @@ from core.engine.progress import ProgressCallback
 from core.engine.records import scored_text
 from core.engine.scoring import ScoringModel
 from core.errors import LeakLensError
-from core.methods import Method, default_methods, parse_methods
+from core.methods import Method, default_methods
 from core.methods.reference import reference_source
 from core.methods.support import supported_methods
 from core.passage.calibration import stored_fresh_calibration
 from core.passage.inspection import DEFAULT_MAX_TOKENS, inspect_passages, reference_points
-from core.passage.placement import PLACED_METHODS, fresh_positions_for
+from core.passage.placement import fresh_positions_for, placing_methods
 from core.passage.result import InspectResult
 from core.passage.stored import store_inspection
 from core.passage.summary import ReferencePoint
@@ -45,7 +45,7 @@ def inspection_methods(lm: ScoringModel, asked: Sequence[Method] | None) -> tupl
     """The methods to run: those asked (default: the standard set) plus the ones the finding places the passage
     by, less any this model cannot run (with the reason)."""
     chosen = list(asked) if asked is not None else default_methods()
-    placed = [m for m in parse_methods(list(PLACED_METHODS)) if m.key not in {c.key for c in chosen}]
+    placed = [m for m in placing_methods() if m.key not in {c.key for c in chosen}]
     return supported_methods(lm, chosen + placed)
 
 
@@ -69,7 +69,7 @@ def inspect_passage(
     ``with_kgrams=False`` is the fast first view (no k-gram pass); ``kgram_columns=False`` keeps only the k-gram
     columns the methods need (no display of the others). ``judge=False`` stops after the passages'
     own scores. ``verdicts_from`` (the fast view of the same passages) lends its verdicts to the k-gram pass,
-    which changes neither loss nor Min-K%, the scores the verdict reads. ``extraction=False`` skips the
+    which changes none of the scores the verdict reads. ``extraction=False`` skips the
     continuation test. A failure to place the passages is kept in ``placement_error``, not raised: the
     passages' own result stands without it.
     """

@@ -80,12 +80,12 @@ def judge_passage(
     """Placement, extraction reading and the one finding; each test allows for the other when both can read
     (a placement without a yardstick leaves the extraction test alone). ``vector``: the passage's embedding, so
     it is read against its nearest fresh passages in kind (``passage_vectors``)."""
-    reading = read_extraction(continuation, calibration) if continuation is not None else None
+    group = guess_group(scored_text(records))
+    reading = read_extraction(continuation, calibration, group=group) if continuation is not None else None
     if continuation is not None and reading is None:
         extraction_note = (
             "The fresh passages' continuations were not measured for this model, so the extraction test is not read."
         )
-    group = guess_group(scored_text(records))
     placement = place_passage(
         scores, records.n_tokens, calibration, tests=2 if reading else 1, group=group, vector=vector
     )

@@ -51,11 +51,12 @@ def placement_strip(
     # The axis speaks plain words (the strip sits under the verdict, Present mode too); the measure's own name,
     # for whoever runs the test, is in each dot's hover card.
     measure = "perplexity" if is_loss else plotly_text(placement.label)
-    axis_title = (
-        "how surprising the model finds each passage (lower = more predictable)"
-        if is_loss
-        else "how predictable the model finds each passage (higher = more)"
-    )
+    if is_loss:
+        axis_title = "how surprising the model finds each passage (lower = more predictable)"
+    elif placement.method_key.startswith("neighbourhood"):
+        axis_title = "how much likelier the model finds each passage than close rewordings of it (higher = more)"
+    else:
+        axis_title = "how predictable the model finds each passage (higher = more)"
     figure = go.Figure()
     kind = set(placement.kind_positions)
     others = [v for i, v in enumerate(values) if i not in kind]

@@ -5,19 +5,19 @@ written passages of 17 formulaic kinds (recipes, contract clauses, licences, cha
 sports reports, forms, lists, code comments, policies, FAQs, form emails, listings, job adverts, minutes, notices),
 five of each, by a writer who never saw the calibration passages; and 39 famous public-domain passages the bundled
 model has surely read (licences, scripture, founding documents, famous openings). Each is judged as Inspect judges a
-passage (placement among the fresh passages nearest in kind, and the extraction test), with the bundled model.
+passage (its loss against close rewordings of itself among fresh passages of its length, and the extraction
+test), with the bundled model.
 
 A verdict of any evidence (``weak`` or more) needs a chance of at most 10% that new text of the passage's kind
 scores as high (``core.passage.placement.LEVEL_CHANCE``): that is the stated false-positive rate, and the count of
 held-out passages reading as evidence should not exceed its binomial 95th percentile, and none should read
-``strong``: the test measures how far the verdict is from that bar, against the plain comparison it replaced.
+``strong``; and at least 70% of the famous passages should read as evidence, half of them ``strong``.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import replace
 
 import pytest
 from scipy.stats import binom
@@ -30,9 +30,9 @@ from core.methods.analysis import analyse_passages
 from core.methods.extraction import extract
 from core.methods.loss import Loss
 from core.methods.min_k import MinK
-from core.passage.calibration import stored_fresh_calibration
+from core.passage.calibration import FRESH_NEIGHBOURHOOD, stored_fresh_calibration
 from core.passage.extraction import extraction_view
-from core.passage.placement import LEVEL_CHANCE
+from core.passage.placement import LEVEL_CHANCE, NEIGHBOURHOOD_KEY
 from core.passage.verdict import judge_passage, judge_passages, passage_vectors
 from core.stats.finding import EXPOSURE_LEVELS
 from core.store.results import ResultStore
@@ -55,54 +55,49 @@ def _evidence(levels: Counter) -> int:
 
 
 @pytest.mark.usefixtures("smollm2_calibration")
-def test_reading_by_kind_raises_fewer_formulaic_passages_and_keeps_more_famous_ones(smollm2):
-    """Each passage judged twice from the same scores and continuations: by kind (today's verdict) and by plain
-    score among every fresh passage of its length (the comparison before). Measured (SmolLM2-135M, CPU float32):
-    by kind 20 of 85 held-out formulaic passages read as evidence (2 strong), 26 of 39 famous (19 strong); plain
-    22 (3 strong) and 24 (16 strong). Reading by kind must do better on both sides. The bar this verdict still
-    misses — held-out evidence within the binomial 95th percentile of its 10% rate (13 of 85), none strong, 70% of
-    famous passages as evidence and half strong — is printed: the held-out writer, told to be as formulaic as real
-    text, wrote text more predictable than the calibration set's writers of the same kinds."""
+def test_formulaic_fresh_text_reads_new_within_the_stated_rate_and_famous_text_still_reads_seen(smollm2):
+    """Each passage judged as Inspect judges it (against close rewordings of itself, and the extraction test), and
+    again from the same scores as before this reading existed (loss and Min-K% against the nearest fresh passages
+    in kind). The bar: held-out evidence within the binomial 95th percentile of its 10% rate (13 of 85), none
+    strong; at least 70% of the famous passages as evidence and half strong. Measured (SmolLM2-135M, CPU float32)
+    in docs/methods.md."""
     calibration = stored_fresh_calibration(
         resolve_model(smollm2.spec, loader=lambda _: smollm2, setup=resolve_setup()), store=ResultStore()
     )
     assert calibration.from_store and calibration.set_passages
+    assert NEIGHBOURHOOD_KEY in calibration.scores
     held_out, famous = _rows("formulaic_held_out.jsonl"), _rows("famous_public_domain.jsonl")
     assert len(held_out) >= 60 and len(famous) >= 30
     fresh_texts = {p.text for p in calibration.set_passages}
     assert not fresh_texts & {r["text"] for r in held_out + famous}  # kept out of the calibration set
     texts = [r["text"] for r in held_out + famous]
-    analyses = analyse_passages(smollm2, texts, [Loss(), MinK(20)], kgram_max=0)
+    analyses = analyse_passages(smollm2, texts, [Loss(), MinK(20), FRESH_NEIGHBOURHOOD], kgram_max=0)
     records = [a.records for a in analyses]
     continuations = extract(smollm2, records)
     vectors = passage_vectors(calibration, [scored_text(r) for r in records])
-    plain_calibration = replace(calibration, set_passages=())
 
-    def judged(cal, with_vectors: bool) -> list:
+    def judged(reworded: bool) -> list:
         out = []
         for a, (continuation,), vector in zip(analyses, continuations, vectors, strict=True):
             view = extraction_view(smollm2, a.records, continuation) if continuation is not None else None
-            out.append(
-                judge_passage(a.scores, a.records, cal, continuation, view, vector=vector if with_vectors else None)
-            )
+            scores = a.scores if reworded else {k: v for k, v in a.scores.items() if k != NEIGHBOURHOOD_KEY}
+            out.append(judge_passage(scores, a.records, calibration, continuation, view, vector=vector))
         return out
 
-    by_kind, plain = judged(calibration, True), judged(plain_calibration, False)
+    today, before = judged(True), judged(False)
     n = len(held_out)
-    kind_new, kind_seen = _levels(by_kind[:n]), _levels(by_kind[n:])
-    plain_new, plain_seen = _levels(plain[:n]), _levels(plain[n:])
+    new, seen = _levels(today[:n]), _levels(today[n:])
+    before_new, before_seen = _levels(before[:n]), _levels(before[n:])
     allowed = int(binom.ppf(0.95, n, FALSE_POSITIVE_RATE))
-    print(f"held out, by kind: {dict(kind_new)}; plain: {dict(plain_new)}; the bar: at most {allowed}, none strong")
-    print(f"famous, by kind: {dict(kind_seen)}; plain: {dict(plain_seen)}; the bar: 70% evidence, half strong")
-    assert _evidence(kind_new) < _evidence(plain_new)
-    assert kind_new["strong"] <= plain_new["strong"]
-    assert _evidence(kind_seen) >= _evidence(plain_seen)
-    assert kind_seen["strong"] >= plain_seen["strong"]
-    assert _evidence(kind_seen) >= 0.6 * len(famous) and kind_seen["strong"] >= 0.45 * len(famous)
-    assert _evidence(kind_new) <= 0.25 * n
-    # The words name the comparison: the kind of the fresh passages it was read against.
-    recipe = next(v for r, v in zip(held_out, by_kind, strict=True) if r["kind"] == "recipe")
-    assert "nearest to it in kind" in recipe.finding.headline
+    print(f"held out: {dict(new)}; before: {dict(before_new)}; the bar: at most {allowed}, none strong")
+    print(f"famous: {dict(seen)}; before: {dict(before_seen)}; the bar: 70% evidence, half strong")
+    assert all(v.placement.deciding.method_key == NEIGHBOURHOOD_KEY for v in today)
+    assert _evidence(new) <= allowed and new["strong"] == 0
+    assert _evidence(seen) >= 0.7 * len(famous) and seen["strong"] >= 0.5 * len(famous)
+    assert _evidence(new) < _evidence(before_new)
+    # The words name the comparison: the passage against its rewordings, and the fresh passages nearest in kind.
+    recipe = next(v for r, v in zip(held_out, today, strict=True) if r["kind"] == "recipe")
+    assert "reworded" in recipe.finding.headline and "nearest to it in kind" in recipe.finding.headline
     assert recipe.placement.deciding.kind_words.split(" and ")[0] in ("recipes", "instructions")
 
 
@@ -124,7 +119,7 @@ def test_a_table_of_numbers_has_no_fresh_text_of_its_kind_and_reads_at_most_inco
             (2023, 1476, 380, 91.0, 0.50),
         ]
     )
-    (analysis,) = analyse_passages(smollm2, [table], [Loss(), MinK(20)], kgram_max=0)
+    (analysis,) = analyse_passages(smollm2, [table], [Loss(), MinK(20), FRESH_NEIGHBOURHOOD], kgram_max=0)
     (verdict,) = judge_passages(smollm2, [(analysis.scores, analysis.records)], calibration)
     assert verdict.finding.level == "inconclusive", verdict.finding.headline
     assert "table or list of numbers" in verdict.finding.headline
