@@ -94,6 +94,7 @@ def tiny_calibration(tmp_path_factory) -> Path:
     import fcntl
     import hashlib
 
+    import torch
     import transformers
 
     from core.config import cache_subdir
@@ -105,7 +106,7 @@ def tiny_calibration(tmp_path_factory) -> Path:
     sources.append(PROJECT_ROOT / "core" / "data" / "fingerprint.py")
     sources += [PROJECT_ROOT / "core" / "passage" / "calibration.py", fresh_passages_path(), Path(__file__)]
     digest = hashlib.sha256()
-    for part in [torch_version(), transformers.__version__, str(TINY_CALIBRATED_TOKENS)]:
+    for part in [str(torch.__version__), transformers.__version__, str(TINY_CALIBRATED_TOKENS)]:
         digest.update(part.encode())
     for source in sources:
         digest.update(source.read_bytes())
@@ -122,12 +123,6 @@ def tiny_calibration(tmp_path_factory) -> Path:
             shutil.copyfile(built, kept.with_suffix(".part"))
             kept.with_suffix(".part").rename(kept)  # a file is either complete or absent
     return kept
-
-
-def torch_version() -> str:
-    import torch
-
-    return str(torch.__version__)
 
 
 @pytest.fixture(scope="session")

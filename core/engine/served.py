@@ -277,12 +277,16 @@ class ServedModel:
         return f"{_server_root(self.base_url) if root else self.base_url}/{path}"
 
     def _session(self) -> Any:
-        """One connection pool per thread: requests' sessions are not shared across threads."""
-        session = getattr(self._session_local, "session", None)
-        if session is None:
-            session = new_session()
-            self._session_local.session = session
-        return session
+        return thread_session(self._session_local)
+
+
+def thread_session(local: threading.local) -> Any:
+    """One connection pool per thread: requests' sessions are not shared across threads."""
+    session = getattr(local, "session", None)
+    if session is None:
+        session = new_session()
+        local.session = session
+    return session
 
 
 def new_session() -> Any:

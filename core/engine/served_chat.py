@@ -28,6 +28,7 @@ from core.engine.served import (
     listed_model,
     new_session,
     request_json,
+    thread_session,
 )
 
 CHAT_PREFIX = "chat:"
@@ -96,15 +97,9 @@ class ServedChat:
         if request.top_logprobs:
             body["logprobs"] = True
             body["top_logprobs"] = min(request.top_logprobs, MAX_TOP_LOGPROBS)
-        data = request_json(self._session(), "POST", f"{self.base_url}/chat/completions", self.endpoint, body)
+        session = thread_session(self._session_local)
+        data = request_json(session, "POST", f"{self.base_url}/chat/completions", self.endpoint, body)
         return chat_answers(data, request, self.base_url)
-
-    def _session(self) -> Any:
-        session = getattr(self._session_local, "session", None)
-        if session is None:
-            session = new_session()
-            self._session_local.session = session
-        return session
 
 
 def chat_answers(data: dict[str, Any], request: ChatRequest, where: str) -> list[ChatAnswer]:
