@@ -28,13 +28,14 @@ from ui.run_control import cancelled_notice, scroll_to_finding, watched_run
 INTRO = (
     "Paste a passage and see how predictable the model finds it, token by token. Text a model was trained on "
     "tends to be **more predictable** (higher token probabilities, lower perplexity) than text it never saw. "
-    "The verdict places the passage among passages freshly written for LeakLens, which no model can have "
-    "trained on, of similar length."
+    "But some text is predictable by its kind (a recipe, a contract clause), so the verdict asks how much "
+    "likelier the model finds the passage in its own words than in close rewordings of it, beside passages "
+    "of similar length freshly written for LeakLens, which no model can have trained on."
 )
 PRESENT_INTRO = (
     "**Has the model seen this passage before?** Models find text they were trained on unusually "
-    "predictable. We compare how predictable the model finds this passage with passages written fresh "
-    "for LeakLens, which it cannot have seen."
+    "predictable in their own words. We compare how much likelier the model finds this passage than close "
+    "rewordings of it with the same for passages written fresh for LeakLens, which it cannot have seen."
 )
 
 st.session_state.pop(KGRAMS_PENDING, None)  # only the script run that draws the verdict computes the k-grams

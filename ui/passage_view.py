@@ -66,7 +66,8 @@ def _slug(name: str) -> str:
 def _strip(placement: PassagePlacement, method: MethodPlacement, name: str, key: str) -> None:
     """One placed method as a strip: light blue dots for the compared fresh passages, a diamond for the passage."""
     figure = placement_strip(method, name, set_label=set_label(placement), title=strip_title(placement, method))
-    st.plotly_chart(figure, width="stretch", key=key)
+    # A one-line strip needs no zoom tools, and their bar would sit over its title on narrow screens.
+    st.plotly_chart(figure, width="stretch", key=key, config={"displayModeBar": False})
 
 
 def render_verdicts(result: InspectResult) -> list[Finding]:

@@ -22,6 +22,8 @@ from core.files.outputs import write_atomic
 log = logging.getLogger(__name__)
 
 TINY_RANDOM = "tiny-random"
+DEFAULT_BUNDLED = "smollm2-135m"
+"""The model every command uses unless told otherwise (``core.engine.models.DEFAULT_MODEL``)."""
 
 _COMPLETE_MARKER = ".leaklens-complete"
 
@@ -182,3 +184,29 @@ def tiny_random_model(tokenizer: PreTrainedTokenizerBase, seed: int = 0) -> PreT
         pad_token_id=tokenizer.pad_token_id,
     )
     return LlamaForCausalLM(config)
+
+
+def prepare_default_model() -> int:
+    """``python -m core.engine.bundled``: convert the default bundled model now, at install time.
+
+    ``make setup`` runs it so that the user's first question pays no conversion (about 20 s on 2 cores);
+    a cache emptied later converts again on first use.
+    """
+    import sys
+    import time
+
+    from core.errors import LeakLensError
+
+    bundled = BUNDLED_MODELS[DEFAULT_BUNDLED]
+    start = time.perf_counter()
+    try:
+        target = ensure_bundled_converted(bundled)
+    except LeakLensError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{bundled.name} ready in {target} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(prepare_default_model())

@@ -25,6 +25,7 @@ import torch
 from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.engine.bundled import (
+    DEFAULT_BUNDLED,
     BUNDLED_MODELS,
     TINY_RANDOM,
     BundledModel,
@@ -45,7 +46,7 @@ _T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "smollm2-135m"
+DEFAULT_MODEL = DEFAULT_BUNDLED
 
 
 @dataclass(frozen=True, eq=False)

@@ -154,7 +154,7 @@ def extraction_finding(reading: ExtractionReading, view: ExtractionView) -> Find
     )
     numbers = (
         f"extraction: {reading.leading} of {reading.length} tokens verbatim · "
-        f"{reading.n_at_least} of {reading.n_compared} fresh passages as far"
+        f"{reading.n_at_least} of {reading.n_compared} fresh passages continued as far"
         + (f" (1 in {round(1 / reading.chance)})" if reading.chance <= 0.5 else "")
     )
     caveats: tuple[str, ...] = ()

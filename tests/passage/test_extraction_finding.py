@@ -133,7 +133,7 @@ def test_the_numbers_say_1_in_n_only_while_that_is_at_most_half():
     """Every fresh passage continued at least as far: "200 of 200 ... as far", never "(1 in 1)"."""
     fresh = tuple([0] * 199)
     common = extraction_finding(ExtractionReading(0, 64, fresh), _view(28, 0))
-    assert "199 of 199 fresh passages as far" in common.numbers
+    assert "199 of 199 fresh passages continued as far" in common.numbers
     assert "(1 in 1)" not in common.numbers
     rare = extraction_finding(ExtractionReading(40, 64, fresh), _view())
-    assert "0 of 199 fresh passages as far (1 in 200)" in rare.numbers
+    assert "0 of 199 fresh passages continued as far (1 in 200)" in rare.numbers
