@@ -25,8 +25,8 @@ import torch
 from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.engine.bundled import (
-    DEFAULT_BUNDLED,
     BUNDLED_MODELS,
+    DEFAULT_BUNDLED,
     TINY_RANDOM,
     BundledModel,
     bundled_tokenizer,
