@@ -62,7 +62,7 @@ STEPS: tuple[Step, ...] = (
         ),
     ),
     Step("delta", "3. Loss delta", (("delta", "--test", "humaneval", "--reference", "builtin"),)),
-    Step("mcq", "4. MCQ memorisation", (("mcq", "--dataset", "demo:mmlu"),)),
+    Step("mcq", "4. MCQ memorisation", (("mcq", "--dataset", "demo:mcq"),)),
     Step(
         "overlap",
         "5. Overlap search",

@@ -132,8 +132,8 @@ def test_changed_settings_mark_the_shown_run_out_of_date(store_path, open_page):
 
 
 def test_the_page_and_the_readme_command_ask_one_question_and_get_one_answer(store_path, open_page, tmp_path):
-    """README tour step 4's ``mcq`` command and the page's defaults (the MMLU demo, all 300 questions) are one
-    stored run, so one verdict: the page reads the command's run back instead of making a second one."""
+    """README tour step 4's ``mcq`` command and the page's defaults (the general-knowledge demo, all 24 questions)
+    are one stored run, so one verdict: the page reads the command's run back instead of making a second one."""
     line = next(
         line for line in (PROJECT_ROOT / "README.md").read_text().splitlines() if " core mcq --dataset demo:" in line
     )
@@ -142,11 +142,11 @@ def test_the_page_and_the_readme_command_ask_one_question_and_get_one_answer(sto
     assert main([*argv, "--model", "tiny-random", "--store", str(store_path), "--out", str(out)]) == 0
 
     app = open_page(PAGE)
-    assert app.selectbox(key="mcq_example").value == "MMLU questions (demo)"
+    assert app.selectbox(key="mcq_example").value == "General-knowledge questions (demo)"
     assert app.number_input(key="mcq_limit").value == 300
     app.button(key="mcq_run").click().run()
     assert not app.exception, app.exception
     (run,) = ResultStore(store_path).list_runs("mcq")
-    assert run.n_total == 300
+    assert run.n_total == 24
     headline = json.loads(out.read_text())["finding"]["headline"]
     assert any(html.escape(headline) in m.value for m in app.markdown), headline
