@@ -1,9 +1,10 @@
 """Predictable is not seen: freshly written formulaic text should read as new, famous text still as seen.
 
-Two sets written for this test alone and kept out of the calibration set (``tests/helpers/texts``): 85 freshly
-written passages of 17 formulaic kinds (recipes, contract clauses, licences, changelogs, API references, weather and
-sports reports, forms, lists, code comments, policies, FAQs, form emails, listings, job adverts, minutes, notices),
-five of each, by a writer who never saw the calibration passages; and 39 famous public-domain passages the bundled
+Two sets written for this test alone and kept out of the calibration set (``tests/helpers/texts``): 133 freshly
+written passages of formulaic kinds, by writers who never saw the calibration passages: 85 of 17 kinds (recipes,
+contract clauses, licences, changelogs, API references, weather and sports reports, forms, lists, code comments,
+policies, FAQs, form emails, listings, job adverts, minutes, notices), five of each, and 48 written in their
+kinds' stock phrases, as people really write them (``formulaic-idiom-*``, 12 kinds, four of each); and 39 famous public-domain passages the bundled
 model has surely read (licences, scripture, founding documents, famous openings). Each is judged as Inspect judges a
 passage (its loss against close rewordings of itself among fresh passages of its length, and the extraction
 test), with the bundled model.
@@ -58,7 +59,7 @@ def _evidence(levels: Counter) -> int:
 def test_formulaic_fresh_text_reads_new_within_the_stated_rate_and_famous_text_still_reads_seen(smollm2):
     """Each passage judged as Inspect judges it (against close rewordings of itself, and the extraction test), and
     again from the same scores as before this reading existed (loss and Min-K% against the nearest fresh passages
-    in kind). The bar: held-out evidence within the binomial 95th percentile of its 10% rate (13 of 85), none
+    in kind). The bar: held-out evidence within the binomial 95th percentile of its 10% rate (19 of 133), none
     strong; at least 70% of the famous passages as evidence and half strong. Measured (SmolLM2-135M, CPU float32)
     in docs/methods.md."""
     calibration = stored_fresh_calibration(
