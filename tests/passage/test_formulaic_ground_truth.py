@@ -4,10 +4,10 @@ Two sets written for this test alone and kept out of the calibration set (``test
 written passages of formulaic kinds, by writers who never saw the calibration passages: 85 of 17 kinds (recipes,
 contract clauses, licences, changelogs, API references, weather and sports reports, forms, lists, code comments,
 policies, FAQs, form emails, listings, job adverts, minutes, notices), five of each, and 48 written in their
-kinds' stock phrases, as people really write them (``formulaic-idiom-*``, 12 kinds, four of each); and 39 famous public-domain passages the bundled
-model has surely read (licences, scripture, founding documents, famous openings). Each is judged as Inspect judges a
-passage (its loss against close rewordings of itself among fresh passages of its length, and the extraction
-test), with the bundled model.
+kinds' stock phrases, as people really write them (``formulaic-idiom-*``, 12 kinds, four of each); and 39
+famous public-domain passages the bundled model has surely read (licences, scripture, founding documents, famous
+openings). Each is judged as Inspect judges a passage (its loss against close rewordings of itself among fresh
+passages of its length, and the extraction test), with the bundled model.
 
 A verdict of any evidence (``weak`` or more) needs a chance of at most 10% that new text of the passage's kind
 scores as high (``core.passage.placement.LEVEL_CHANCE``): that is the stated false-positive rate, and the count of
