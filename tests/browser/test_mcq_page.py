@@ -93,6 +93,7 @@ def test_cancel_stops_probing_and_running_again_measures_only_the_rest(app_url, 
     total = 60
     page = browser_page
     open_page(page, f"{app_url}/MCQ_memorisation")
+    choose_option(page, "Benchmark: ready example", "MMLU questions (demo)")  # more questions than the default's 24
     size = page.get_by_label("Sample size (questions)", exact=True)
     size.fill(str(total))
     size.press("Enter")
