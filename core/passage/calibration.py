@@ -211,7 +211,7 @@ def fresh_lengths(lm: ScoringModel, passages: Sequence[FreshPassage]) -> tuple[i
     tokenizer alone: which fresh passages a passage is compared with is known before any is scored.
 
     Kept for the process per model source and set: each passage inspected before the set is complete asks again,
-    and a served model's tokenizer is a request per passage (2,123 of them)."""
+    and a served model's tokenizer is a request per passage, for every one of the set."""
     from core.engine.scoring import encode_texts
 
     def count(source: ScoringModel) -> tuple[int, ...]:

@@ -61,7 +61,7 @@ def group_of_form(form: str) -> str | None:
 def guess_group(text: str) -> str:
     """The comparison group of a passage: numbers, code, non-English text, dialogue (speaker lines), else English prose.
 
-    Kept per text: every inspection places its passage among the same 2,123 fresh passages, and reading each
+    Kept per text: every inspection places its passage among the same fresh passages, and reading each
     one's group again cost about half a second of a 2-core CPU per Inspect click."""
     plain = _TIMESTAMP.sub("", text)
     visible = [c for c in plain if not c.isspace()]
